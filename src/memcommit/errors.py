@@ -1,0 +1,91 @@
+"""Every error memcommit raises on purpose.
+
+    MemcommitError
+    ├── InvalidInput (also ValueError)   a field of a call is wrong; names field and value
+    ├── NotFound (also KeyError)         an id, commit or trace that does not exist
+    ├── Conflict                         optimistic concurrency: the version moved on
+    ├── Purged                           the memory's content was erased for good
+    ├── StoreClosed                      the store was closed before the call
+    ├── ScorerError                      a plugged-in scorer raised or returned NaN
+    └── BackendError                     the database failed; driver errors are mapped here
+        └── Unavailable                  the database cannot be reached
+
+Driver exceptions (sqlite3, psycopg) never leak through the public API: backends
+translate them at the boundary into BackendError or one of the above.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MemcommitError(Exception):
+    """Base of every error memcommit raises on purpose."""
+
+
+class InvalidInput(MemcommitError, ValueError):
+    """A call got a bad value; ``field`` and ``value`` say which one."""
+
+    def __init__(self, field: str, value: Any, reason: str) -> None:
+        self.field = field
+        self.value = value
+        self.reason = reason
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        super().__init__(f"{field}={shown}: {reason}")
+
+
+class NotFound(MemcommitError, KeyError):
+    """An id, commit or trace that the store does not have (for this tenant)."""
+
+    def __init__(self, field: str, value: Any) -> None:
+        self.field = field
+        self.value = value
+        super().__init__(f"{field}={value!r}: not found")
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0])
+
+
+class Conflict(MemcommitError):
+    """An update expected one version of a memory and found another."""
+
+    def __init__(self, memory_id: str, expected: int, actual: int) -> None:
+        self.field = "expected_version"
+        self.memory_id = memory_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"expected_version={expected!r}: memory {memory_id!r} is at version {actual}"
+        )
+
+
+class Purged(MemcommitError):
+    """The memory was purged: its content is gone and it cannot change again."""
+
+    def __init__(self, memory_id: str) -> None:
+        self.field = "id"
+        self.value = memory_id
+        super().__init__(f"id={memory_id!r}: memory was purged")
+
+
+class StoreClosed(MemcommitError):
+    """The store was closed; open it again to use it."""
+
+
+class ScorerError(MemcommitError):
+    """A scorer raised or returned a non-finite score for one memory."""
+
+    def __init__(self, memory_id: str, reason: str) -> None:
+        self.field = "scorer"
+        self.memory_id = memory_id
+        super().__init__(f"scorer failed on memory {memory_id!r}: {reason}")
+
+
+class BackendError(MemcommitError):
+    """The database failed in a way the caller cannot fix by changing arguments."""
+
+
+class Unavailable(BackendError):
+    """The database could not be reached (or the connection dropped)."""
