@@ -61,8 +61,12 @@ __all__ = [
     "OVER_BUDGET",
     "OVER_RECORD_LIMIT",
     "SELECTED",
+    "ActiveTest",
     "Decision",
+    "DecisionListener",
     "Pool",
+    "Scorer",
+    "TokenCounter",
     "default_is_active",
     "default_scorer",
     "default_token_counter",
@@ -178,6 +182,7 @@ _STOP_WORD_TEXT = (  # the 0.1.0 list, verbatim
 )
 _STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+")
+_from_iso = datetime.datetime.fromisoformat
 
 
 def _significant_words(text: str) -> frozenset:
@@ -216,22 +221,6 @@ def _prepare(context: Optional[Dict[str, Any]], now: Optional[datetime.datetime]
     )
 
 
-def _age_days(created: Any, now: datetime.datetime) -> float:
-    """Days from ``created`` to ``now``; 0 when missing, unparseable or in the future.
-
-    Offsets are dropped rather than applied, so both sides compare as naive UTC.
-    """
-    if not created or not isinstance(created, str):
-        return 0.0
-    try:
-        moment = datetime.datetime.fromisoformat(created.rstrip("Z"))
-    except ValueError:
-        return 0.0
-    if moment.tzinfo is not None:
-        moment = moment.replace(tzinfo=None)
-    return max(0.0, (now - moment).total_seconds() / 86400.0)
-
-
 def _number(value: Any, entry: Dict[str, Any]) -> float:
     """``base_priority`` as a float; the error names the field and the entry."""
     try:
@@ -242,26 +231,34 @@ def _number(value: Any, entry: Dict[str, Any]) -> float:
         ) from None
 
 
-def _tag_set(tags: Any) -> frozenset:
-    """Tags as a set; tags that are not an iterable of hashables count as none."""
-    try:
-        return frozenset(tags)
-    except TypeError:
-        return frozenset()
-
-
 def _partial_score(entry: Dict[str, Any], ctx: _Context) -> float:
-    """Base priority × recency × tags × project: every factor but the message's."""
+    """Base priority × recency × tags × project: every factor but the message's.
+
+    Runs once per entry, so helpers are inlined.
+    """
     get = entry.get
     priority = get("base_priority", 5)
     score = float(priority) if type(priority) in (int, float) else _number(priority, entry)
-    days = _age_days(get("created"), ctx.now)
-    if days > 0.0:  # a zero age multiplies by exactly 1.0
-        score *= max(0.3, 1.0 - (days / 90.0) * 0.7)
+    created = get("created")
+    if created and isinstance(created, str):  # anything else is 0 days old
+        try:  # a trailing Z allowed; an offset is dropped, not applied
+            moment: Optional[datetime.datetime] = _from_iso(created.rstrip("Z"))
+        except ValueError:
+            moment = None  # unparseable: 0 days old
+        if moment is not None:
+            if moment.tzinfo is not None:
+                moment = moment.replace(tzinfo=None)
+            days = (ctx.now - moment).total_seconds() / 86400.0
+            if days > 0.0:  # a zero (or future, so zero) age multiplies by exactly 1.0
+                recency = 1.0 - (days / 90.0) * 0.7
+                score *= recency if recency > 0.3 else 0.3  # max(0.3, ...), minus a call
     if ctx.tags:
         tags = get("tags")
         if tags:
-            tags = _tag_set(tags)
+            try:
+                tags = frozenset(tags)
+            except TypeError:  # not an iterable of hashables: no tags
+                tags = None
             if tags:
                 score *= 1.0 + (len(tags & ctx.tags) / len(tags)) * 0.5
     project = get("project")
@@ -430,32 +427,43 @@ class _Run:
 
     def _rank(self, indexes: List[int]) -> None:
         """Give every index that has no key yet an exact key or an upper-bound one."""
-        keys, scores, exact, items = self.keys, self.scores, self.exact, self.items
+        keys, scores, items, unclean = self.keys, self.scores, self.items, self.unclean
         prepared = self.prepared
-        bounded = prepared is not None and bool(prepared.words)
+        if prepared is None:
+            scorer, context, now = self.scorer, self.context, self.now
+            for index in indexes:
+                if keys[index] is None:
+                    entry = items[index]
+                    score = scorer(entry, context, now=now)
+                    created = entry.get("created") or ""
+                    ident = entry.get("id") or ""
+                    scores[index] = score
+                    keys[index] = (-score, created, ident, index)
+                    self.exact[index] = 1
+                    if (
+                        type(created) is not str
+                        or type(ident) is not str
+                        or type(score) not in (float, int)
+                        or score != score
+                    ):
+                        unclean.add(index)
+            return
+        bound = _MAX_MESSAGE_FACTOR if prepared.words else None
+        exact = self.exact
         for index in indexes:
-            if keys[index] is not None:
-                continue
-            entry = items[index]
-            if prepared is None:
-                score = self.scorer(entry, self.context, now=self.now)
-            else:
-                score = _partial_score(entry, prepared)
-            created = entry.get("created") or ""
-            ident = entry.get("id") or ""
-            scores[index] = score
-            if bounded and score > 0.0:
-                keys[index] = (-(score * _MAX_MESSAGE_FACTOR), created, ident, index)
-            else:  # exact already, or a factor >= 1 cannot raise a score <= 0
-                keys[index] = (-score, created, ident, index)
-                exact[index] = not bounded or score != score
-            if (
-                type(created) is not str
-                or type(ident) is not str
-                or type(score) not in (float, int)
-                or score != score
-            ):
-                self.unclean.add(index)
+            if keys[index] is None:
+                entry = items[index]
+                score = _partial_score(entry, prepared)  # always a float
+                created = entry.get("created") or ""
+                ident = entry.get("id") or ""
+                scores[index] = score
+                if bound is not None and score > 0.0:
+                    keys[index] = (-(score * bound), created, ident, index)
+                else:  # exact, or a factor >= 1 cannot raise a score <= 0 (still a bound)
+                    keys[index] = (-score, created, ident, index)
+                    exact[index] = bound is None or score != score
+                if type(created) is not str or type(ident) is not str or score != score:
+                    unclean.add(index)
 
     def _refine(self, index: int) -> None:
         """Replace an upper-bound key with the exact one."""
@@ -501,9 +509,10 @@ class _Run:
         """The pool's entries in render order: always-scope (input order), then ranked."""
         items, claimed, report = self.items, self.claimed, self.on_decision is not None
         always, contextual = self._members(pool)
-        if claimed:
+        if claimed:  # else packing skips claimed entries as they come up
             always = [i for i in always if id(items[i]) not in claimed]
-            contextual = [i for i in contextual if id(items[i]) not in claimed]
+            if report:
+                contextual = [i for i in contextual if id(items[i]) not in claimed]
         if report:
             for index in always:
                 self._report(pool, ALWAYS, index)
@@ -548,8 +557,11 @@ class _Run:
         skipped = 0
         floor = None  # least cost among the entries not yet taken, once known
         out_of_room = False
+        items, claimed = self.items, self.claimed
         while queue and len(chosen) < cap:
             index = take()[3]
+            if claimed and id(items[index]) in claimed:
+                continue  # taken by an earlier pool, so not a candidate here
             cost = self.cost(index)
             if used + cost > budget:
                 if report:

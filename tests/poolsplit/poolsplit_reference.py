@@ -7,13 +7,14 @@ sorts the whole candidate list: slow and obvious, so it is easy to trust.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
-STOP = set(
+STOP_WORD_TEXT = (
     "the and for are but not you all can her was one our out day has had his how man new now "
     "old see two way who did its let put say she too use that this with from they them then "
-    "than have will your what when were been into some more very just over only".split()
+    "than have will your what when were been into some more very just over only"
 )
+STOP = set(STOP_WORD_TEXT.split())
 
 
 def words(text):
@@ -35,7 +36,7 @@ def age_days(created, now):
 def score(entry, context, *, now=None):
     """The default scorer, factor by factor in the spec's order."""
     context = context or {}
-    now = now or datetime.now(UTC)
+    now = now or datetime.now(timezone.utc)
     value = float(entry.get("base_priority", 5))
     value *= max(0.3, 1.0 - (age_days(entry.get("created"), now) / 90.0) * 0.7)
     entry_tags = set(entry.get("tags") or [])

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
 from hypothesis import strategies as st
 
 from poolsplit import Pool
 
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 TYPES = ("fact", "skill", "growth", "correction")
 WORDS = ("deploy", "rollback", "cache", "the", "and", "api", "db", "log", "logs", "blog")
 
@@ -58,9 +58,7 @@ contexts = st.one_of(
     ),
 )
 
-type_sets = st.one_of(
-    st.none(), st.lists(st.sampled_from((*TYPES, "note")), max_size=3).map(tuple)
-)
+type_sets = st.one_of(st.none(), st.lists(st.sampled_from((*TYPES, "note")), max_size=3).map(tuple))
 
 
 @st.composite

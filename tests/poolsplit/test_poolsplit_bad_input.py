@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
 import pytest
 
 from poolsplit import Pool, retrieve, retrieve_pools
 
-NOW = datetime(2026, 6, 1, tzinfo=UTC)
+NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
 
 @pytest.mark.parametrize(

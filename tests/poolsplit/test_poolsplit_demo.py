@@ -13,7 +13,7 @@ from memcommit.cli.demo import poolsplit_story
 
 def row(output: str, first_cell: str) -> list[str]:
     """The cells of the table row whose first cell is ``first_cell``."""
-    for line in output.splitlines():
+    for line in re.sub(r"\x1b\[[0-9;]*m", "", output).splitlines():
         cells = [c.strip() for c in re.split(r"[│┃]", line) if c.strip()]
         if cells and cells[0] == first_cell:
             return cells
@@ -21,7 +21,7 @@ def row(output: str, first_cell: str) -> list[str]:
 
 
 def test_demo_counts_type_loads_and_the_crowded_out_correction():
-    result = CliRunner().invoke(main, ["demo"], terminal_width=120)
+    result = CliRunner().invoke(main, ["demo"])
     assert result.exit_code == 0, result.output
     out = result.output
     # type, memories, one budget, pools + always-scope

@@ -58,7 +58,7 @@ def big_store(rng: random.Random, size: int) -> list[dict]:
     """Realistic stores: long runs of skips, many ties, messages that overlap content."""
     words = [f"w{n}" for n in range(60)] + ["the", "deploy", "api"]
     store = []
-    for n in range(size):
+    for _ in range(size):
         entry = {
             "id": f"m{rng.randrange(size)}",
             "content": " ".join(rng.choices(words, k=rng.randint(1, 40))),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from poolsplit import (
     retrieve_pools,
 )
 
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 SOURCE = Path(poolsplit.__file__).read_text(encoding="utf-8")
 
 
