@@ -1,0 +1,72 @@
+"""``memcommit workbench``: serve the retrieval workbench page on this machine."""
+
+from __future__ import annotations
+
+import os
+import webbrowser
+
+import click
+
+import memcommit
+from memcommit.cli.app import handle_errors, main
+from memcommit.errors import InvalidInput
+from memcommit.workbench.server import LOCAL_HOSTS, make_server
+from memcommit.workbench.source import BankSource, Source, StoreSource
+
+
+def open_source(target: str | None) -> Source:
+    """The teaching bank without a target; otherwise the store, which must already exist."""
+    if target is None:
+        return BankSource()
+    if "://" not in target and target != ":memory:" and not os.path.exists(target):
+        # Opening a missing SQLite path would create it: the workbench never writes.
+        raise InvalidInput("store", target, "no such store file")
+    return StoreSource(memcommit.open(target))
+
+
+@main.command("workbench")
+@click.option(
+    "--store",
+    "store_target",
+    default=None,
+    help="SQLite file or postgresql:// URL to inspect (read-only). Default: the teaching bank.",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind. Anything but loopback exposes your memories to the network.",
+)
+@click.option("--port", default=8765, show_default=True, help="Port to bind; 0 picks a free one.")
+@click.option("--no-open", is_flag=True, help="Do not open a browser window.")
+@handle_errors
+def workbench(store_target: str | None, host: str, port: int, no_open: bool) -> None:
+    """Open the retrieval workbench: every record recall() selected or left out, and why.
+
+    Without --store it shows the teaching bank (ten synthetic records). With
+    --store it reads a real store; it never writes to it.
+
+    Example:
+
+        memcommit workbench --store memcommit.db --no-open
+    """
+    if host not in LOCAL_HOSTS:
+        click.echo(
+            f"warning: binding {host}: anyone who can reach this address can read the memories",
+            err=True,
+        )
+    source = open_source(store_target)
+    try:
+        server = make_server(source, host, port)
+    except OSError as exc:
+        raise InvalidInput("port", port, f"cannot bind {host}:{port} ({exc.strerror})") from None
+    click.echo(f"memcommit workbench on {server.url} (Ctrl-C stops it)")
+    if not no_open:
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("stopped")
+    finally:
+        server.server_close()
+        source.close()

@@ -1,0 +1,282 @@
+"""Parse and validate the workbench's query parameters into one recall request.
+
+Every bad value raises ``InvalidInput`` naming the field, which the server turns
+into a 400 JSON error; nothing here ranks, filters or packs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import poolsplit
+from memcommit.errors import InvalidInput
+from memcommit.model import KINDS, STORES, TIERS
+
+#: Memory store choices of the page: one of STORES, or every kind.
+STORE_CHOICES = (*STORES, "all")
+
+#: Scorers a live page may choose: the seed's TF-IDF (the page's explanation) first.
+SCORERS = ("tfidf", "memory", "poolsplit")
+
+#: Which rows of the table a page shows.
+OUTCOMES = ("all", "selected", "excluded")
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 500
+MAX_NUMBER = 10_000_000
+MAX_QUERY = 2000
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """The settings a page starts from (and a request falls back to)."""
+
+    tenant: str
+    store: str = "all"
+    previous: bool = True
+    max_age: int | None = None
+    latest: bool = False
+    recency: float = 0.0
+    budget: int = 200
+    max_records: int = 10
+    question: str = ""
+    query: str = ""
+    session: str | None = None
+    kinds: tuple[str, ...] = KINDS
+    tiers: tuple[str, ...] = ("short", "mid", "long")
+    scopes: str = ""
+    pools: str = ""
+    scorer: str = "tfidf"
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """One reserved pool as typed on the page: ``name:words:entries[:kind,kind]``."""
+
+    name: str
+    words: int
+    entries: int
+    kinds: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """Everything one recompute needs, already checked."""
+
+    query: str
+    tenant: str
+    store: str
+    previous: bool
+    max_age_hours: int | None
+    latest: bool
+    recency: float
+    budget: int
+    max_records: int
+    question: str | None = None
+    session: str | None = None
+    kinds: tuple[str, ...] | None = None
+    scopes: tuple[str, ...] | None = None
+    tiers: tuple[str, ...] = ("short", "mid", "long")
+    pools: tuple[PoolSpec, ...] = ()
+    scorer: str = "tfidf"
+    offset: int = 0
+    limit: int = DEFAULT_PAGE_SIZE
+    outcome: str = "all"
+
+    def kind_filter(self) -> tuple[str, ...] | None:
+        """Kinds allowed by the memory store choice and (live mode) the kind boxes."""
+        chosen = None if self.store == "all" else STORES[self.store]
+        if self.kinds is None:
+            return chosen
+        if chosen is None:
+            return self.kinds
+        return tuple(k for k in chosen if k in self.kinds)
+
+
+def recall_pools(request: RecallRequest) -> list[poolsplit.Pool] | None:
+    """The typed pools as poolsplit pools (word caps under a word budget); None for one pool."""
+    if not request.pools:
+        return None
+    return [poolsplit.Pool(p.name, p.words, p.entries, p.kinds) for p in request.pools]
+
+
+def one(params: Mapping[str, Sequence[str]], field: str, default: str | None = None) -> str:
+    """The single value of ``field``; missing uses ``default`` or is an error."""
+    values = params.get(field)
+    if not values:
+        if default is None:
+            raise InvalidInput(field, None, "is required")
+        return default
+    if len(values) > 1:
+        raise InvalidInput(field, list(values), "give one value")
+    return values[0]
+
+
+def choice(
+    params: Mapping[str, Sequence[str]],
+    field: str,
+    allowed: Sequence[str],
+    default: str | None = None,
+) -> str:
+    """A value that must be one of ``allowed``."""
+    value = one(params, field, default)
+    if value not in allowed:
+        raise InvalidInput(field, value, "must be one of " + ", ".join(repr(a) for a in allowed))
+    return value
+
+
+def flag(params: Mapping[str, Sequence[str]], field: str, default: bool) -> bool:
+    """A boolean given as 1/0, true/false, on/off."""
+    value = one(params, field, "1" if default else "0").strip().lower()
+    if value in ("1", "true", "on", "yes"):
+        return True
+    if value in ("0", "false", "off", "no"):
+        return False
+    raise InvalidInput(field, value, "must be 1 or 0 (true or false)")
+
+
+def integer(
+    params: Mapping[str, Sequence[str]],
+    field: str,
+    default: int | None,
+    *,
+    low: int = 0,
+    high: int = MAX_NUMBER,
+    blank_is_none: bool = False,
+) -> int | None:
+    """A whole number in ``[low, high]``; a blank value is None when allowed."""
+    raw = one(params, field, "" if default is None else str(default)).strip()
+    if raw == "" and blank_is_none:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidInput(field, raw, "must be a whole number") from None
+    if not low <= value <= high:
+        raise InvalidInput(field, value, f"must be between {low} and {high}")
+    return value
+
+
+def fraction(params: Mapping[str, Sequence[str]], field: str, default: float) -> float:
+    """A number between 0 and 1 inclusive."""
+    raw = one(params, field, str(default)).strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InvalidInput(field, raw, "must be a number between 0 and 1") from None
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(field, raw, "must be a number between 0 and 1")
+    return value
+
+
+def names(
+    params: Mapping[str, Sequence[str]], field: str, allowed: Sequence[str] | None = None
+) -> tuple[str, ...] | None:
+    """A comma-separated list; blank or missing means no restriction (None)."""
+    raw = one(params, field, "")
+    items = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+    if not items:
+        return None
+    if allowed is not None:
+        for item in items:
+            if item not in allowed:
+                raise InvalidInput(
+                    field, item, "must be among " + ", ".join(repr(a) for a in allowed)
+                )
+    return items
+
+
+def pools(params: Mapping[str, Sequence[str]]) -> tuple[PoolSpec, ...]:
+    """Pools typed as ``name:words:entries[:kind,kind]``, separated by spaces."""
+    specs: list[PoolSpec] = []
+    for part in one(params, "pools", "").split():
+        bits = part.split(":")
+        if len(bits) not in (3, 4) or not bits[0]:
+            raise InvalidInput("pools", part, "write each pool as name:words:entries[:kind,kind]")
+        try:
+            words, entries = int(bits[1]), int(bits[2])
+        except ValueError:
+            raise InvalidInput("pools", part, "words and entries must be whole numbers") from None
+        if words < 0 or entries < 0:
+            raise InvalidInput("pools", part, "words and entries must not be negative")
+        kinds = None
+        if len(bits) == 4:
+            kinds = tuple(k for k in bits[3].split(",") if k)
+            for kind in kinds:
+                if kind not in KINDS:
+                    raise InvalidInput(
+                        "pools", kind, "kind must be among " + ", ".join(repr(k) for k in KINDS)
+                    )
+        if any(spec.name == bits[0] for spec in specs):
+            raise InvalidInput("pools", bits[0], "pool names must be unique")
+        specs.append(PoolSpec(bits[0], words, entries, kinds))
+    return tuple(specs)
+
+
+def parse_bank(
+    params: Mapping[str, Sequence[str]],
+    questions: Mapping[str, str],
+    tenants: Sequence[str],
+    defaults: Defaults,
+) -> RecallRequest:
+    """A request over the teaching bank: one of its fixed questions, the seed's controls."""
+    question = choice(params, "question", list(questions), defaults.question)
+    return RecallRequest(
+        query=questions[question],
+        question=question,
+        **common(params, tenants, defaults),
+    )
+
+
+def parse_live(
+    params: Mapping[str, Sequence[str]],
+    tenants: Sequence[str],
+    defaults: Defaults,
+) -> RecallRequest:
+    """A request over a real store: free-text query plus kinds, scopes, tiers and pools."""
+    query = one(params, "query", defaults.query).strip()
+    if not query:
+        raise InvalidInput("query", query, "type a question to rank memories against")
+    if len(query) > MAX_QUERY:
+        raise InvalidInput("query", query, f"must be at most {MAX_QUERY} characters")
+    tiers = names(params, "tiers", TIERS) if "tiers" in params else defaults.tiers
+    if tiers is None:
+        raise InvalidInput("tiers", "", "choose at least one tier")
+    session = one(params, "session", "").strip() or None
+    shared = common(params, tenants, defaults)
+    if session is None and not shared["previous"]:
+        raise InvalidInput("previous", "0", "previous sessions off needs a current session")
+    return RecallRequest(
+        query=query,
+        session=session,
+        kinds=names(params, "kinds", KINDS),
+        scopes=names(params, "scopes"),
+        tiers=tiers,
+        pools=pools(params),
+        scorer=choice(params, "scorer", SCORERS, defaults.scorer),
+        **shared,
+    )
+
+
+def common(
+    params: Mapping[str, Sequence[str]], tenants: Sequence[str], defaults: Defaults
+) -> dict[str, Any]:
+    """The controls both modes share, and the table page."""
+    if not tenants:
+        raise InvalidInput("tenant", None, "the store has no tenants yet")
+    return {
+        "tenant": choice(params, "tenant", list(tenants), defaults.tenant),
+        "store": choice(params, "store", STORE_CHOICES, defaults.store),
+        "previous": flag(params, "previous", defaults.previous),
+        "max_age_hours": integer(params, "max_age", defaults.max_age, blank_is_none=True),
+        "latest": flag(params, "latest", defaults.latest),
+        "recency": fraction(params, "recency", defaults.recency),
+        "budget": integer(params, "budget", defaults.budget),
+        "max_records": integer(params, "max_records", defaults.max_records),
+        "offset": integer(params, "offset", 0),
+        "limit": integer(params, "limit", DEFAULT_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE),
+        "outcome": choice(params, "outcome", OUTCOMES, "all"),
+    }

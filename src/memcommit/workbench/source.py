@@ -1,0 +1,335 @@
+"""What the workbench looks at: the teaching bank, or a real store (read-only).
+
+Both run memcommit's own recall() and hand its Context to ``view``; they differ
+only in where the memories come from and which controls the page offers.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any, Protocol
+
+from memcommit.model import KINDS, TIERS
+from memcommit.recall import Row, Words, recall
+from memcommit.tiers.stats import Counts, TierStats
+from memcommit.workbench import bank
+from memcommit.workbench.api import (
+    DEFAULT_PAGE_SIZE,
+    SCORERS,
+    Defaults,
+    RecallRequest,
+    integer,
+    parse_bank,
+    parse_live,
+    recall_pools,
+)
+from memcommit.workbench.view import (
+    Table,
+    natural_key,
+    other_tenant_row,
+    rows_json,
+    selection_json,
+)
+
+Params = Mapping[str, Sequence[str]]
+
+#: Where the page starts over the bank: the first walkthrough with room for both procedures.
+BANK_DEFAULTS = Defaults(
+    tenant="team-a",
+    store="procedural",
+    previous=True,
+    max_age=168,
+    latest=False,
+    recency=0.0,
+    budget=40,
+    max_records=3,
+    question=bank.QUESTIONS[0].id,
+)
+
+HALF_LIFE = timedelta(hours=24)
+
+
+class Source(Protocol):
+    """Answers the page's API calls."""
+
+    mode: str
+
+    def config(self, params: Params) -> dict[str, Any]: ...
+    def recall(self, params: Params) -> dict[str, Any]: ...
+    def rows(self, params: Params) -> dict[str, Any]: ...
+    def log(self, params: Params) -> dict[str, Any]: ...
+    def tiers(self, params: Params) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
+def run_recall(store: Any, request: RecallRequest, *, session: str | None, now: datetime) -> Any:
+    """memcommit's recall() with the page's settings: the one place ranking happens.
+
+    ``explain=False``: the selection is ready at once; the rows (every memory
+    explained) are built only when the table asks for them.
+    """
+    return recall(
+        store,
+        request.query,
+        tenant=request.tenant,
+        kinds=request.kind_filter(),
+        scopes=request.scopes,
+        session=session,
+        include_previous_sessions=request.previous,
+        max_age=None if request.max_age_hours is None else timedelta(hours=request.max_age_hours),
+        latest_per_key=request.latest,
+        tiers=request.tiers,
+        recency_weight=request.recency,
+        half_life=HALF_LIFE,
+        budget=Words(request.budget),
+        max_records=request.max_records,
+        pools=recall_pools(request),
+        scorer=request.scorer,
+        now=now,
+        explain=False,
+    )
+
+
+def config_json(mode: str, tenants: Sequence[Mapping[str, str]], defaults: Defaults) -> dict:
+    """What the page needs to draw its controls."""
+    return {
+        "mode": mode,
+        "tenants": list(tenants),
+        "defaults": asdict(defaults),
+        "kinds": list(KINDS),
+        "tiers": list(TIERS),
+        "scorers": list(SCORERS),
+    }
+
+
+@dataclass
+class Computed:
+    """One recall() and, once the table asked, its rows in table order."""
+
+    context: Any
+    now: datetime
+    recall_ms: float
+    table: Table | None = None
+    rows_ms: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class RecallSource(ABC):
+    """Runs recall() for the page and keeps the last few Contexts, so paging never recomputes.
+
+    One lock serializes recall() and the cache. Explaining every memory (the rows)
+    can take seconds on a large store, so it runs under its Context's own lock
+    instead: a new selection never waits for an older table. Both only read.
+    """
+
+    mode = "bank"
+    CACHE_SIZE = 4
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.cache: OrderedDict[RecallRequest, Computed] = OrderedDict()
+        self.lock = threading.RLock()
+        self.tenants = list(store.tenants())
+        # recall() follows the store's commits; so does everything cached here.
+        self.unsubscribe = store.on_commit(self.forget)
+
+    def forget(self, commit: Any = None) -> None:
+        """Drop cached Contexts and tenants: a commit landed."""
+        with self.lock:
+            self.cache.clear()
+            self.tenants = list(self.store.tenants())
+
+    @abstractmethod
+    def config(self, params: Params) -> dict[str, Any]:
+        """The controls, tenants and defaults the page starts from."""
+
+    @abstractmethod
+    def parse(self, params: Params) -> RecallRequest:
+        """The checked request (InvalidInput names a bad field)."""
+
+    @abstractmethod
+    def now(self) -> datetime:
+        """The time ages are measured at."""
+
+    def session(self, request: RecallRequest) -> str | None:
+        return request.session
+
+    def labels(self) -> Mapping[str, str]:
+        return {}
+
+    def supporting(self, request: RecallRequest) -> tuple[str, ...] | None:
+        return None
+
+    def table(self, request: RecallRequest, context: Any) -> list[Row]:
+        """The rows in the order the table lists them (recall's: selected first)."""
+        return list(context.rows)
+
+    def computed(self, request: RecallRequest) -> Computed:
+        with self.lock:
+            return self._computed(request)
+
+    def _computed(self, request: RecallRequest) -> Computed:
+        key = replace(request, offset=0, limit=DEFAULT_PAGE_SIZE, outcome="all")
+        found = self.cache.get(key)
+        if found is not None:
+            self.cache.move_to_end(key)
+            return found
+        now = self.now()
+        started = time.perf_counter()
+        context = run_recall(self.store, request, session=self.session(request), now=now)
+        found = Computed(context, now, (time.perf_counter() - started) * 1000)
+        self.cache[key] = found
+        while len(self.cache) > self.CACHE_SIZE:
+            self.cache.popitem(last=False)
+        return found
+
+    def recall(self, params: Params) -> dict[str, Any]:
+        with self.lock:
+            request = self.parse(params)
+        done = self.computed(request)
+        return selection_json(
+            done.context,
+            done.now,
+            self.labels(),
+            elapsed_ms=done.recall_ms,
+            supporting=self.supporting(request),
+        )
+
+    def rows(self, params: Params) -> dict[str, Any]:
+        with self.lock:
+            request = self.parse(params)
+        done = self.computed(request)
+        with done.lock:
+            if done.table is None:
+                started = time.perf_counter()
+                done.table = Table(self.table(request, done.context))
+                done.rows_ms = (time.perf_counter() - started) * 1000
+        return rows_json(request, done.table, done.now, self.labels(), elapsed_ms=done.rows_ms)
+
+    def log(self, params: Params) -> dict[str, Any]:
+        with self.lock:
+            return log_json(self.store, params)
+
+    def tiers(self, params: Params) -> dict[str, Any]:
+        with self.lock:
+            return tiers_json(self.store)
+
+    def close(self) -> None:
+        self.unsubscribe()
+        self.cache.clear()
+        self.store.close()
+
+
+class BankSource(RecallSource):
+    """The seed's teaching bank in an in-memory store, at its fixed ``now``."""
+
+    mode = "bank"
+
+    def __init__(self, now: datetime = bank.BANK_NOW) -> None:
+        super().__init__(bank.build_bank(now))
+        self.fixed_now = now
+        self.memories = self.store.find()
+        self.questions = {q.id: q for q in bank.QUESTIONS}
+
+    def config(self, params: Params) -> dict[str, Any]:
+        tenants = [{"id": t, "label": label} for t, label in bank.TENANTS.items()]
+        out = config_json("bank", tenants, BANK_DEFAULTS)
+        out["questions"] = [
+            {"id": q.id, "label": q.label, "text": q.text, "supporting": list(q.supporting)}
+            for q in bank.QUESTIONS
+        ]
+        return out
+
+    def parse(self, params: Params) -> RecallRequest:
+        texts = {q.id: q.text for q in bank.QUESTIONS}
+        return parse_bank(params, texts, list(bank.TENANTS), BANK_DEFAULTS)
+
+    def now(self) -> datetime:
+        return self.fixed_now
+
+    def session(self, request: RecallRequest) -> str | None:
+        return bank.CURRENT_SESSION[request.tenant]
+
+    def labels(self) -> Mapping[str, str]:
+        return bank.TENANTS
+
+    def supporting(self, request: RecallRequest) -> tuple[str, ...] | None:
+        return self.questions[request.question].supporting
+
+    def table(self, request: RecallRequest, context: Any) -> list[Row]:
+        # Every record stays visible: the other tenant's records are listed, never ranked.
+        others = [other_tenant_row(m) for m in self.memories if m.tenant != request.tenant]
+        return sorted([*context.rows, *others], key=natural_key)
+
+
+class StoreSource(RecallSource):
+    """A real store, read-only: recall, the commit log and tier counts."""
+
+    mode = "live"
+
+    def __init__(
+        self, store: Any, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+    ) -> None:
+        super().__init__(store)
+        self.clock = clock
+
+    def defaults(self) -> Defaults:
+        return Defaults(tenant=self.tenants[0] if self.tenants else "")
+
+    def config(self, params: Params) -> dict[str, Any]:
+        tenants = [{"id": t, "label": t} for t in self.tenants]
+        return config_json("live", tenants, self.defaults())
+
+    def parse(self, params: Params) -> RecallRequest:
+        return parse_live(params, self.tenants, self.defaults())
+
+    def now(self) -> datetime:
+        return self.clock()
+
+
+def log_json(store: Any, params: Params) -> dict[str, Any]:
+    """The newest commits, read-only."""
+    limit = integer(params, "limit", 50, low=1, high=1000)
+    commits = store.log(limit=limit)
+    return {
+        "commits": [
+            {
+                "seq": c.seq,
+                "id": c.id,
+                "time": c.time.isoformat(),
+                "author": c.author,
+                "message": c.message,
+                "changes": len(c.changes),
+            }
+            for c in commits
+        ]
+    }
+
+
+def tiers_json(store: Any) -> dict[str, Any]:
+    """Live memories per partition (tenant / scope) and tier, with the tiers' hit counters."""
+    counts: dict[tuple[str, str], Counter[str]] = {}
+    for memory in store.find(tiers=TIERS):
+        counts.setdefault((memory.tenant, memory.scope), Counter())[memory.tier] += 1
+    stats = TierStats()
+    stats.load(store)  # read-only: counters TieredMemory persisted, if it ever ran
+    rows = []
+    for partition in sorted(set(counts) | set(stats.partitions)):
+        hits = stats.partitions.get(partition, Counts())
+        rows.append(
+            {
+                "partition": " / ".join(partition),
+                "counts": dict(counts.get(partition, {})),
+                "hits": hits.hits,
+                "warm_hits": hits.warm_hits,
+                "misses": hits.misses,
+                "hit_ratio": hits.hit_ratio,
+            }
+        )
+    return {"partitions": rows}

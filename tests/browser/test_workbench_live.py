@@ -1,0 +1,180 @@
+"""The workbench over a real SQLite store: tenants, free text, paging, read-only, no HTML."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from workbench_helpers import open_page, running, settle
+
+import memcommit
+from memcommit.tiers.stats import TierStats
+from memcommit.workbench import StoreSource, make_server
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+IMG = '<img src=x onerror="window.__pwned = 1">payload image'
+SCRIPT = "<script>window.__pwned = 2</script> payload script"
+FILLER = 250
+
+
+def build_store(path: Path) -> None:
+    """Two tenants; Team A holds the hostile texts and enough rows to need paging."""
+    store = memcommit.open(str(path), clock=lambda: NOW)
+    try:
+        with store.commit(message="seed", author="test", now=NOW - timedelta(hours=5)) as tx:
+            tx.add(IMG, id="x-img", tenant="alpha", session="s1")
+            tx.add(SCRIPT, id="x-script", tenant="alpha", session="s1")
+            tx.add("payload notes for beta only", id="b-1", tenant="beta", session="s9")
+            for i in range(FILLER):
+                tx.add(
+                    f"deployment note {i} about payload queue",
+                    id=f"a-{i:03d}",
+                    tenant="alpha",
+                    kind="fact" if i % 2 else "event",
+                    session="s1" if i % 3 else "s2",
+                )
+        # Counters a TieredMemory would have persisted: the workbench only reads them.
+        stats = TierStats()
+        stats.of(("alpha", "shared")).hits = 3
+        stats.of(("alpha", "shared")).misses = 1
+        stats.save(store)
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """A served SQLite store, and a way to read its head commit afterwards."""
+    path = tmp_path_factory.mktemp("live") / "memories.db"
+    build_store(path)
+    source = StoreSource(memcommit.open(str(path)), clock=lambda: NOW)
+    server = make_server(source)
+    for url in running(server):
+        yield url, path
+    source.close()
+
+
+def to_final_stage(pg) -> None:
+    while pg.evaluate("document.body.dataset.stage") != "3":
+        pg.get_by_role("button", name="Next stage", exact=True).click()
+
+
+def api(url: str, path: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url + path.lstrip("/")) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+
+
+def test_live_config_lists_the_store_tenants(live) -> None:
+    url, _ = live
+    status, config = api(url, "/api/config")
+    assert status == 200 and config["mode"] == "live"
+    assert [t["id"] for t in config["tenants"]] == ["alpha", "beta"]
+
+
+def test_live_recall_is_tenant_scoped_and_paged(live) -> None:
+    url, _ = live
+    query = "tenant=alpha&query=payload+queue&budget=30&max_records=5&store=all"
+    status, selection = api(url, "/api/recall?" + query)
+    assert status == 200 and len(selection["selected"]) == 5
+    query = "/api/rows?" + query
+    status, first = api(url, query + "&limit=100")
+    assert status == 200
+    assert first["total"] == FILLER + 2 and len(first["rows"]) == 100
+    assert all(row["tenant"] == "alpha" for row in first["rows"])
+    assert [r["id"] for r in first["rows"][:5]] == selection["selected"]  # selected first
+    _, third = api(url, query + "&limit=100&offset=200")
+    assert len(third["rows"]) == FILLER + 2 - 200
+    _, excluded = api(url, query + "&outcome=excluded&limit=10")
+    assert excluded["total"] == FILLER + 2 - 5
+    assert {r["outcome"] for r in excluded["rows"]} == {"excluded"}
+
+
+def test_live_pools_reserve_room_for_each_kind(live) -> None:
+    url, _ = live
+    query = "tenant=alpha&query=payload+queue&budget=40&max_records=6"
+    pools = "facts:20:3:fact,note events:20:3:event"
+    status, selection = api(url, f"/api/recall?{query}&pools={pools.replace(' ', '+')}")
+    assert status == 200
+    by_pool = {m["pool"] for m in selection["selected_memories"]}
+    assert by_pool == {"facts", "events"}
+    assert set(selection["context"]["used"]) == {"facts", "events"}
+    kinds = {m["pool"]: set() for m in selection["selected_memories"]}
+    for memory in selection["selected_memories"]:
+        kinds[memory["pool"]].add(memory["kind"])
+    assert kinds == {"facts": {"fact"}, "events": {"event"}}
+    status, body = api(url, f"/api/recall?{query}&pools=big:500:1")
+    assert status == 400 and body["error"]["field"] == "pools"
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ("query=", "query"),
+        ("query=x&kinds=gossip", "kinds"),
+        ("query=x&tiers=hot", "tiers"),
+        ("query=x&tiers=", "tiers"),
+        ("query=x&pools=a:1", "pools"),
+        ("query=x&previous=0", "previous"),
+        ("query=x&tenant=gamma", "tenant"),
+    ],
+)
+def test_live_bad_parameters_name_the_field(live, params: str, field: str) -> None:
+    url, _ = live
+    for endpoint in ("/api/recall?", "/api/rows?"):
+        status, body = api(url, endpoint + params)
+        assert status == 400 and body["error"]["field"] == field
+
+
+@pytest.mark.browser
+def test_live_page_renders_untrusted_text_as_text_and_never_writes(browser, live) -> None:
+    url, path = live
+    with memcommit.open(str(path)) as before_store:
+        head_before = before_store.head.seq
+    ctx = browser.new_context()
+    try:
+        pg = ctx.new_page()
+        dialogs: list[str] = []
+        pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        open_page(pg, url)
+        pg.get_by_label("Question", exact=True).fill("payload image script")
+        settle(pg)
+        pg.get_by_label("Maximum retrieved records", exact=True).fill("3")
+        settle(pg)
+        to_final_stage(pg)
+        cells = pg.locator("#records tbody td.text .content").all_text_contents()
+        assert IMG in cells and SCRIPT in cells
+        tray = pg.locator("#tray").text_content()
+        assert "<img" in tray or "<script>" in tray  # shown literally in the tray too
+        assert pg.evaluate("window.__pwned") is None
+        assert pg.locator("main img, main script").count() == 0
+        assert dialogs == []
+        assert pg.get_by_text("1–100 of 252").count() == 1
+        pg.get_by_role("button", name="Next page", exact=True).click()
+        settle(pg)
+        assert pg.get_by_text("101–200 of 252").count() == 1
+        pg.get_by_label("event", exact=True).uncheck()  # the live Kinds boxes
+        settle(pg)
+        to_final_stage(pg)
+        passed = pg.locator("#diagram .lane[data-lane='1'] .count").text_content()
+        assert passed == f"({FILLER // 2 + 2})"  # the events were filtered out
+        pg.get_by_label("Scopes", exact=True).fill("planner")
+        settle(pg)
+        to_final_stage(pg)
+        assert pg.locator("#tray li[data-id]").count() == 0
+        assert "other_scope" in pg.locator("#records tbody").text_content()
+        log_rows = pg.locator("#log tbody tr")
+        log_rows.first.wait_for()
+        assert log_rows.count() == 1 and "seed" in log_rows.first.text_content()
+        tiers = pg.locator("#tier-table tbody tr").first.locator("td").all_text_contents()
+        assert tiers == ["alpha / shared", "252", "0", "0", "0", "3", "0", "1", "0.75"]
+    finally:
+        ctx.close()
+    with memcommit.open(str(path)) as after_store:
+        assert after_store.head.seq == head_before
+        assert len(after_store.log()) == 1
