@@ -1,0 +1,36 @@
+"""Recall: scope filters, TF-IDF + recency ranking, poolsplit packing, a reason for every memory.
+
+    from memcommit.recall import recall, Words
+    ctx = recall(store, "database timeout", tenant="team-a", budget=Words(80))
+    print(ctx.render())
+    for row in ctx.rows:
+        print(row.memory.id, row.stage, row.cosine, row.score, row.outcome, row.reason)
+
+Modules, in pipeline order: text (terms) and stem, tfidf (the formulas), index
+(per-tenant inverted index kept current by commits), sources (store or list),
+filters, rank (cosines) and scorers, budget, pack (poolsplit), context.
+"""
+
+from memcommit.recall.budget import TiktokenCounter, Tokens, Words, count_words
+from memcommit.recall.context import REASONS, STAGES, Context, Row
+from memcommit.recall.pipeline import recall
+from memcommit.recall.rank import Query
+from memcommit.recall.scorers import BatchScorer, Hybrid, PoolsplitScore, Scorer, Tfidf
+
+__all__ = [
+    "REASONS",
+    "STAGES",
+    "BatchScorer",
+    "Context",
+    "Hybrid",
+    "PoolsplitScore",
+    "Query",
+    "Row",
+    "Scorer",
+    "Tfidf",
+    "TiktokenCounter",
+    "Tokens",
+    "Words",
+    "count_words",
+    "recall",
+]

@@ -1,0 +1,136 @@
+"""The result of a recall: the packed context and one row per memory explaining it.
+
+The workbench, the CLI and the MCP server all show this object. Rows can be
+expensive at a million memories, so a `Context` may compute them on first
+access (``explain=False``); they are the same rows either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memcommit.model import Memory
+
+STAGES = ("stored", "filters", "ranking", "packing")
+
+#: Why a memory is not in the context (``other_tenant`` is never shown to a tenant).
+REASONS = (
+    "store_type",
+    "other_scope",
+    "previous_session",
+    "too_old",
+    "older_key_version",
+    "no_longer_holds",
+    "archived",
+    "other_tier",
+    "no_lexical_match",
+    "over_budget",
+    "over_record_limit",
+    "claimed_by_pool",
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """What recall did with one memory: the stage it reached and its outcome.
+
+    ``trail`` lists (pool, decision) for every pool that considered the memory,
+    in pool order; ``claimed_by_pool`` there means an earlier pool had already
+    selected it.
+    """
+
+    memory: Memory
+    stage: str
+    cosine: float | None
+    score: float | None
+    outcome: str  # "selected" | "excluded"
+    reason: str | None
+    pool: str | None
+    cost: int | None
+    trail: tuple[tuple[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (the memory as id, kind, scope and content)."""
+        m = self.memory
+        return {
+            "id": m.id,
+            "kind": m.kind,
+            "scope": m.scope,
+            "session": m.session,
+            "always": m.always,
+            "created_at": m.created_at.isoformat() if m.created_at else None,
+            "content": m.content,
+            "stage": self.stage,
+            "cosine": self.cosine,
+            "score": self.score,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "pool": self.pool,
+            "cost": self.cost,
+            "trail": [list(step) for step in self.trail],
+        }
+
+
+@dataclass
+class Context:
+    """Selected memories (render order), per-pool totals, and a row per visible memory."""
+
+    query: str
+    tenant: str
+    now: datetime
+    unit: str
+    budget: int | None
+    selected: list[Memory]
+    pools: dict[str, list[Memory]]
+    used: dict[str, int]
+    scorer: str
+    note: str | None = None
+    _rows: list[Row] | None = field(default=None, repr=False)
+    _explain: Callable[[], list[Row]] | None = field(default=None, repr=False)
+
+    @property
+    def rows(self) -> list[Row]:
+        """One row per memory the tenant can see: selected first (render order), then the rest."""
+        if self._rows is None:
+            self._rows = self._explain() if self._explain is not None else []
+            self._explain = None
+        return self._rows
+
+    @property
+    def total_used(self) -> int:
+        """Words or tokens used over every pool (always-scope memories included)."""
+        return sum(self.used.values())
+
+    def render(self) -> str:
+        """The selected memories as a prompt-ready block, one line each, grouped by pool."""
+        lines: list[str] = []
+        several = len(self.pools) > 1
+        for name, memories in self.pools.items():
+            if several and memories:
+                lines.append(f"## {name}")
+            lines.extend(f"- {memory.content}" for memory in memories)
+        return "\n".join(lines)
+
+    def to_dict(self, *, rows: bool = True) -> dict[str, Any]:
+        """Everything as JSON-serializable values; ``rows=True`` computes the rows if lazy."""
+        out = {
+            "query": self.query,
+            "tenant": self.tenant,
+            "now": self.now.isoformat(),
+            "unit": self.unit,
+            "budget": self.budget,
+            "scorer": self.scorer,
+            "note": self.note,
+            "selected": [
+                {"id": m.id, "kind": m.kind, "scope": m.scope, "pool": name, "content": m.content}
+                for name, ms in self.pools.items()
+                for m in ms
+            ],
+            "used": dict(self.used),
+        }
+        if rows:
+            out["rows"] = [row.to_dict() for row in self.rows]
+        return out

@@ -1,0 +1,171 @@
+"""Scope filters: which of a tenant's memories may compete at all, and why not.
+
+Filters run in a fixed order and a memory is reported with the first one it
+fails: memory type, scope, previous session, maximum age (inclusive), older
+version of a key, validity, tier. "Latest per key" is decided over all of the
+tenant's memories before any filter runs, so a newer record excludes an older
+one even when another filter later excludes the newer one too: a stale fact is
+never resurrected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+
+from memcommit.errors import InvalidInput
+from memcommit.model import KINDS, STORES, TIERS
+from memcommit.recall.columns import NO_START
+from memcommit.recall.index import Snapshot
+
+#: Filter reasons in the order filters apply; code i + 1 in the arrays below.
+FILTER_REASONS = (
+    "store_type",
+    "other_scope",
+    "previous_session",
+    "too_old",
+    "older_key_version",
+    "no_longer_holds",
+    "archived",
+    "other_tier",
+)
+PASSED = 0
+
+_ALL = "all"
+
+
+def parse_kinds(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
+    """Memory kinds to keep: kind names, store names ("semantic", ...) or "all"; None = all."""
+    if kinds is None:
+        return None
+    items = [kinds] if isinstance(kinds, str) else kinds
+    try:
+        items = list(items)
+    except TypeError:
+        raise InvalidInput("kinds", kinds, "must be a list of kinds or memory stores") from None
+    out: list[str] = []
+    for item in items:
+        if item == _ALL:
+            return None
+        if item in STORES:
+            out.extend(STORES[item])
+        elif item in KINDS:
+            out.append(item)
+        else:
+            allowed = ", ".join((*STORES, *KINDS, _ALL))
+            raise InvalidInput("kinds", kinds, f"unknown kind {item!r}; allowed: {allowed}")
+    return tuple(dict.fromkeys(out))
+
+
+def _names(field: str, values: Iterable[str] | None, allowed: tuple[str, ...] | None = None):
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = (values,)
+    try:
+        values = tuple(values)
+    except TypeError:
+        raise InvalidInput(field, values, "must be a list of names") from None
+    for value in values:
+        if not isinstance(value, str):
+            raise InvalidInput(field, values, f"{value!r} is not a name")
+        if allowed is not None and value not in allowed:
+            raise InvalidInput(field, values, f"unknown {value!r}; allowed: {', '.join(allowed)}")
+    return values
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The validated scope filters of one recall (see `memcommit.recall.recall`)."""
+
+    kinds: tuple[str, ...] | None = None
+    scopes: tuple[str, ...] | None = None
+    session: str | None = None
+    include_previous_sessions: bool = True
+    max_age: timedelta | None = None
+    latest_per_key: bool = False
+    live: bool = True
+    tiers: tuple[str, ...] | None = ("short", "mid", "long")
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        kinds: Iterable[str] | str | None = None,
+        scopes: Iterable[str] | None = None,
+        session: str | None = None,
+        include_previous_sessions: bool = True,
+        max_age: timedelta | None = None,
+        latest_per_key: bool = False,
+        live: bool = True,
+        tiers: Iterable[str] | None = ("short", "mid", "long"),
+    ) -> Scope:
+        """Check every filter argument; InvalidInput names the first bad one."""
+        if session is not None and not isinstance(session, str):
+            raise InvalidInput("session", session, "must be a session name or None")
+        for field, flag in (
+            ("include_previous_sessions", include_previous_sessions),
+            ("latest_per_key", latest_per_key),
+            ("live", live),
+        ):
+            if not isinstance(flag, bool):
+                raise InvalidInput(field, flag, "must be True or False")
+        if not include_previous_sessions and session is None:
+            raise InvalidInput(
+                "include_previous_sessions",
+                include_previous_sessions,
+                "False keeps only the current session: pass session=...",
+            )
+        if max_age is not None and (not isinstance(max_age, timedelta) or max_age < timedelta(0)):
+            raise InvalidInput("max_age", max_age, "must be a timedelta >= 0 or None")
+        return cls(
+            kinds=parse_kinds(kinds),
+            scopes=_names("scopes", scopes),
+            session=session,
+            include_previous_sessions=include_previous_sessions,
+            max_age=max_age,
+            latest_per_key=latest_per_key,
+            live=live,
+            tiers=_names("tiers", tiers, TIERS),
+        )
+
+
+def _codes(table, values: Iterable[str]) -> np.ndarray:
+    found = [table.get(value) for value in values]
+    return np.array([code for code in found if code is not None], dtype=np.int64)
+
+
+def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
+    """The first filter each of ``docs`` fails (index into FILTER_REASONS + 1; 0 = passed)."""
+    reasons = np.zeros(len(docs), dtype=np.int8)
+
+    def fail(code: int, failed: np.ndarray) -> None:
+        reasons[(reasons == PASSED) & failed] = code
+
+    if scope.kinds is not None:
+        fail(1, ~np.isin(snap.kind[docs], _codes(snap.kinds, scope.kinds)))
+    if scope.scopes is not None:
+        fail(2, ~np.isin(snap.scope[docs], _codes(snap.scopes, scope.scopes)))
+    if not scope.include_previous_sessions:
+        current = snap.sessions.get(scope.session)
+        fail(3, snap.session[docs] != (-2 if current is None else current))
+    if scope.max_age is not None:
+        created = snap.created[docs]
+        ages = now_us - np.where(created == NO_START, now_us, created)  # unknown: age 0
+        fail(4, ages > scope.max_age // timedelta(microseconds=1))
+    if scope.latest_per_key:
+        fail(5, ~snap.latest[docs])
+    if scope.live:
+        holds = snap.status_ok[docs] & (snap.valid_from[docs] <= now_us)
+        fail(6, ~(holds & (now_us < snap.valid_to[docs])))
+    if scope.tiers is not None:
+        tier = snap.tier[docs]
+        kept = ~np.isin(tier, _codes(snap.tiers, scope.tiers))
+        archive = snap.tiers.get("archive")
+        is_archive = tier == (-2 if archive is None else archive)
+        fail(7, kept & is_archive)
+        fail(8, kept & ~is_archive)
+    return reasons

@@ -1,0 +1,391 @@
+"""``recall()``: stored → scope filters → ranking → packing, with a row for every memory.
+
+Recall only reads: it never records a use, so ranking cannot feed on its own
+retrieval history.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+
+import poolsplit
+from memcommit.errors import InvalidInput, ScorerError
+from memcommit.model import KINDS, Memory
+from memcommit.recall.budget import Tokens, Words
+from memcommit.recall.columns import to_micros
+from memcommit.recall.context import Context, Row
+from memcommit.recall.filters import FILTER_REASONS, PASSED, Scope, apply
+from memcommit.recall.pack import Packed, Packer, taken
+from memcommit.recall.rank import Query, cosines
+from memcommit.recall.scorers import BatchScorer, PoolsplitScore, Scorer, Tfidf
+from memcommit.recall.sources import Source, from_memories, from_store
+from memcommit.recall.text import term_counts
+
+DEFAULT_POOL = "context"
+_INF = float("inf")
+
+
+def _scorers() -> dict[str, Callable[[], Any]]:
+    from memcommit.recall.memory_scorer import MemoryScorer
+
+    return {"memory": MemoryScorer, "tfidf": Tfidf, "poolsplit": PoolsplitScore}
+
+
+def recall(
+    store_or_view: Any,
+    query: str,
+    *,
+    tenant: str | None = None,
+    kinds: Iterable[str] | str | None = None,
+    scopes: Iterable[str] | None = None,
+    session: str | None = None,
+    include_previous_sessions: bool = True,
+    max_age: timedelta | None = None,
+    latest_per_key: bool = False,
+    live: bool = True,
+    tiers: Iterable[str] | None = ("short", "mid", "long"),
+    recency_weight: float = 0.0,
+    half_life: timedelta = timedelta(hours=24),
+    budget: Words | Tokens | None = None,
+    max_records: int | None = None,
+    pools: Sequence[poolsplit.Pool] | None = None,
+    scorer: str | Scorer | BatchScorer | None = None,
+    as_of: Any = None,
+    now: datetime | None = None,
+    explain: bool = True,
+) -> Context:
+    """Pack a bounded context for ``query`` from one tenant's memories, explaining every one.
+
+    ``store_or_view`` is a store, a tenant view, or a list of `Memory`. Filters
+    (``kinds`` .. ``tiers``) run first; survivors are ranked by ``scorer`` (the
+    default ``"memory"``; ``"tfidf"`` is the seed's exact formula, blended with
+    recency by ``recency_weight`` and ``half_life``); poolsplit packs them into
+    ``pools`` (default: one pool of ``budget`` and ``max_records``), always-scope
+    memories first and outside every cap. ``now`` is the time ages are measured
+    at (default: the current UTC time). With ``explain=False`` the rows are
+    computed only when first read. An unknown tenant gives an empty context with
+    a ``note``; a bad argument raises InvalidInput naming it.
+    """
+    if not isinstance(query, str):
+        raise InvalidInput("query", query, "must be a str")
+    scope = Scope.parse(
+        kinds=kinds,
+        scopes=scopes,
+        session=session,
+        include_previous_sessions=include_previous_sessions,
+        max_age=max_age,
+        latest_per_key=latest_per_key,
+        live=live,
+        tiers=tiers,
+    )
+    weight = _unit_interval("recency_weight", recency_weight)
+    if not isinstance(half_life, timedelta) or half_life <= timedelta(0):
+        raise InvalidInput("half_life", half_life, "must be a timedelta > 0")
+    if budget is not None and not isinstance(budget, (Words, Tokens)):
+        raise InvalidInput("budget", budget, "must be Words(n), Tokens(n) or None")
+    if max_records is not None and (
+        isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 0
+    ):
+        raise InvalidInput("max_records", max_records, "must be an int >= 0 or None")
+    unit = budget if budget is not None else Words(0)
+    pool_list = _pools(pools, budget, max_records)
+    chosen = _scorer(scorer, weight)
+    moment = _now(now)
+    tenant = _tenant(store_or_view, tenant)
+    if not isinstance(explain, bool):
+        raise InvalidInput("explain", explain, "must be True or False")
+
+    source = _source(store_or_view, tenant, as_of)
+    if pools is not None:
+        scope = _limit_kinds(scope, pool_list)
+    context = Context(
+        query=query,
+        tenant=tenant,
+        now=moment,
+        unit=unit.unit,
+        budget=budget.n if budget is not None else None,
+        selected=[],
+        pools={pool.name: [] for pool in pool_list},
+        used={pool.name: 0 for pool in pool_list},
+        scorer=getattr(chosen, "name", getattr(chosen, "__name__", type(chosen).__name__)),
+    )
+    if not source.known:
+        context.note = f"unknown tenant {tenant!r}: it has no memories"
+        return context
+    run = _Run(
+        source,
+        scope,
+        Query(query, term_counts(query), moment, weight, half_life, source.index),
+        chosen,
+        unit,
+        pool_list,
+    )
+    packed = run.pack(full=explain)
+    chosen_docs = _selected_docs(packed)
+    memories = dict(zip(chosen_docs, run.memories(chosen_docs), strict=True))
+    context.pools = {name: [memories[doc] for doc in docs] for name, docs in packed.pools.items()}
+    context.selected = [m for ms in context.pools.values() for m in ms]
+    context.used = packed.used
+    if explain:
+        context._rows = run.rows(packed)
+    else:
+        context._explain = lambda: run.rows(run.pack(full=True))
+    return context
+
+
+def _selected_docs(packed: Packed) -> list[int]:
+    return [doc for docs in packed.pools.values() for doc in docs]
+
+
+class _Run:
+    """One recall over one tenant index: filter, score, pack, explain.
+
+    Everything after scoring reads a snapshot of the index, so commits landing
+    meanwhile (or before lazily built rows are read) change nothing here.
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        scope: Scope,
+        query: Query,
+        scorer: Scorer | BatchScorer,
+        unit: Words | Tokens,
+        pools: list[poolsplit.Pool],
+    ) -> None:
+        index = source.index
+        self.source, self.scope, self.query, self.pools = source, scope, query, pools
+        self.now_us = to_micros(query.now, 0)
+        with index.lock:
+            snap = self.snap = index.snapshot()
+            self.cos = cosines(index, query.terms)
+            alive = snap.alive
+            if getattr(scorer, "lexical", False):  # only shared terms can score: skip the rest
+                docs = np.flatnonzero((self.cos > 0.0) | snap.always)
+                docs = docs[alive[docs]]
+            else:
+                docs = np.flatnonzero(alive)
+            candidates = docs[apply(snap, scope, self.now_us, docs) == PASSED]
+            self.scores = np.full(snap.size, np.nan)
+            if len(candidates):
+                self.scores[candidates] = self._score(scorer, candidates)
+        always_flags = snap.always[candidates]
+        created, ids = snap.created, snap.ids
+        self.always = sorted(
+            candidates[always_flags].tolist(), key=lambda d: (int(created[d]), ids[d])
+        )
+        ranked = candidates[~always_flags]
+        self.ranked = ranked[~np.isnan(self.scores[ranked])]
+        self.packer = Packer(snap, unit, pools, query.now, source.load)
+
+    def _score(self, scorer: Scorer | BatchScorer, docs: np.ndarray) -> np.ndarray:
+        if isinstance(scorer, BatchScorer):
+            return np.asarray(scorer.score_docs(self.query, docs, self.cos[docs]), dtype=float)
+        out = np.empty(len(docs))
+        memories = self.source.load([self.snap.ids[doc] for doc in docs.tolist()])
+        for position, memory in enumerate(memories):
+            try:
+                value = scorer(memory, self.query)
+            except Exception as exc:
+                raise ScorerError(memory.id, f"raised {exc!r}") from exc
+            if value is None:
+                out[position] = np.nan
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+                raise ScorerError(memory.id, f"returned {value!r}, not a number")
+            if not math.isfinite(value):
+                raise ScorerError(memory.id, f"returned {value!r}")
+            out[position] = value
+        return out
+
+    def pack(self, *, full: bool) -> Packed:
+        """Hand always-scope memories and the ranked ones to poolsplit."""
+        return self.packer.pack(self.always, self.ranked, self.scores[self.ranked], full=full)
+
+    def memories(self, docs: Sequence[int]) -> list[Memory]:
+        """The memories of ``docs``, in that order."""
+        return self.source.load([self.snap.ids[doc] for doc in docs])
+
+    def rows(self, packed: Packed) -> list[Row]:
+        """One row per current memory of the tenant, from the filters, scores and decisions."""
+        snap = self.snap
+        trail: dict[int, list[tuple[str, str]]] = {}
+        last: dict[int, poolsplit.Decision] = {}
+        for decision in packed.decisions:
+            doc = decision.entry["doc"]
+            trail.setdefault(doc, []).append((decision.pool, decision.outcome))
+            if doc not in last or not taken(last[doc]):
+                last[doc] = decision
+        names = [pool.name for pool in self.pools]
+        for doc, steps in trail.items():
+            if not taken(last[doc]):
+                continue
+            kind = snap.kinds.values[snap.kind[doc]]
+            steps.extend(
+                (pool.name, "claimed_by_pool")
+                for pool in self.pools[names.index(last[doc].pool) + 1 :]
+                if pool.types is None or kind in pool.types
+            )
+        docs = np.flatnonzero(snap.alive)
+        reasons = apply(snap, self.scope, self.now_us, docs)
+        docs_list = docs.tolist()
+        memories = self.memories(docs_list)
+        order = {doc: rank for rank, doc in enumerate(_selected_docs(packed))}
+        rows = [
+            self._row(doc, int(reason), memory, last.get(doc), tuple(trail.get(doc, ())))
+            for doc, reason, memory in zip(docs_list, reasons.tolist(), memories, strict=True)
+        ]
+
+        def key(pair: tuple[int, Row]) -> tuple:
+            doc, row = pair
+            if doc in order:
+                return (0, order[doc], 0, "")
+            score = -row.score if row.score is not None else _INF
+            return (1, score, int(snap.created[doc]), snap.ids[doc])
+
+        return [row for _, row in sorted(zip(docs_list, rows, strict=True), key=key)]
+
+    def _row(
+        self,
+        doc: int,
+        reason: int,
+        memory: Memory,
+        decision: poolsplit.Decision | None,
+        trail: tuple[tuple[str, str], ...],
+    ) -> Row:
+        if reason != PASSED:
+            return Row(
+                memory, "filters", None, None, "excluded", FILTER_REASONS[reason - 1], None, None
+            )
+        cos = float(self.cos[doc])
+        score = None if math.isnan(self.scores[doc]) else float(self.scores[doc])
+        if decision is None:
+            return Row(memory, "ranking", cos, None, "excluded", "no_lexical_match", None, None)
+        outcome, reason_code = (
+            ("selected", None) if taken(decision) else ("excluded", decision.outcome)
+        )
+        return Row(
+            memory,
+            "packing",
+            cos,
+            score,
+            outcome,
+            reason_code,
+            decision.pool,
+            int(decision.cost),
+            trail,
+        )
+
+
+def _unit_interval(field: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(field, value, "must be a number in [0, 1]")
+    return float(value)
+
+
+def _pools(
+    pools: Sequence[poolsplit.Pool] | None, budget: Words | Tokens | None, max_records: int | None
+) -> list[poolsplit.Pool]:
+    cap = budget.n if budget is not None else _INF
+    entries = max_records if max_records is not None else _INF
+    if pools is None:
+        return [poolsplit.Pool(DEFAULT_POOL, cap, entries)]
+    if isinstance(pools, poolsplit.Pool):
+        pools = [pools]
+    try:
+        pools = list(pools)
+    except TypeError:
+        raise InvalidInput("pools", pools, "must be a list of poolsplit.Pool") from None
+    names: set[str] = set()
+    for pool in pools:
+        if not isinstance(pool, poolsplit.Pool):
+            raise InvalidInput("pools", pools, f"{pool!r} is not a poolsplit.Pool")
+        if pool.name in names:
+            raise InvalidInput("pools", pools, f"duplicate pool name {pool.name!r}")
+        names.add(pool.name)
+        for kind in pool.types or ():
+            if kind not in KINDS:
+                raise InvalidInput(
+                    "pools",
+                    pools,
+                    f"pool {pool.name!r}: unknown kind {kind!r}; allowed: " + ", ".join(KINDS),
+                )
+    if not pools:
+        raise InvalidInput("pools", pools, "must hold at least one pool")
+    if sum(pool.max_tokens for pool in pools) > cap:
+        raise InvalidInput("pools", pools, f"reserve more than the budget of {cap}")
+    if sum(pool.max_entries for pool in pools) > entries:
+        raise InvalidInput("pools", pools, f"allow more entries than max_records={max_records}")
+    return pools
+
+
+def _limit_kinds(scope: Scope, pools: list[poolsplit.Pool]) -> Scope:
+    """Kinds no pool draws from cannot be selected: filter them as store_type."""
+    if any(pool.types is None for pool in pools):
+        return scope
+    drawn = {kind for pool in pools for kind in pool.types or ()}
+    kinds = tuple(k for k in (scope.kinds or KINDS) if k in drawn)
+    return Scope(**{**scope.__dict__, "kinds": kinds})
+
+
+def _scorer(scorer: Any, weight: float) -> Scorer | BatchScorer:
+    known = _scorers()
+    if scorer is None:
+        scorer = "memory"
+    if isinstance(scorer, str):
+        if scorer not in known:
+            raise InvalidInput("scorer", scorer, "allowed: " + ", ".join(known) + ", or a callable")
+        scorer = known[scorer]()
+    elif not (callable(scorer) or isinstance(scorer, BatchScorer)):
+        raise InvalidInput("scorer", scorer, "must be a scorer name or callable(memory, query)")
+    if isinstance(scorer, PoolsplitScore) and weight != 0.0:
+        raise InvalidInput(
+            "recency_weight", weight, "poolsplit's scorer has its own recency; use 0 with it"
+        )
+    return scorer
+
+
+def _now(now: Any) -> datetime:
+    if now is None:
+        return datetime.now(timezone.utc)
+    if not isinstance(now, datetime):
+        raise InvalidInput("now", now, "must be a datetime")
+    return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
+
+
+def _tenant(source: Any, tenant: Any) -> str:
+    own = getattr(source, "name", None) if _is_view(source) else None
+    if tenant is None:
+        tenant = own
+    if not isinstance(tenant, str) or not tenant:
+        raise InvalidInput("tenant", tenant, "must name the tenant to recall for")
+    if own is not None and tenant != own:
+        raise InvalidInput("tenant", tenant, f"this view reads only tenant {own!r}")
+    return tenant
+
+
+def _is_view(source: Any) -> bool:
+    from memcommit.store import TenantView
+
+    return isinstance(source, TenantView)
+
+
+def _source(source: Any, tenant: str, as_of: Any) -> Source:
+    if isinstance(source, Source):  # a prebuilt index (benchmarks, custom backends)
+        if source.index.tenant != tenant:
+            raise InvalidInput("tenant", tenant, f"this index holds tenant {source.index.tenant!r}")
+        return source
+    if isinstance(source, (list, tuple)):
+        if as_of is not None:
+            raise InvalidInput("as_of", as_of, "needs a store; a list has no history")
+        return from_memories(source, tenant)
+    if callable(getattr(source, "on_commit", None)) and callable(getattr(source, "find", None)):
+        return from_store(source, tenant, as_of)
+    raise InvalidInput(
+        "store_or_view", source, "must be a store, a tenant view or a list of Memory"
+    )

@@ -1,0 +1,149 @@
+"""Scorers: how recall ranks the memories that passed the filters.
+
+Any callable ``scorer(memory, query) -> float | None`` works: None means "no
+match" (the memory is excluded with ``no_lexical_match``), a number ranks it
+(higher first). Built-in scorers also score whole arrays of index documents at
+once (`BatchScorer`), which is what keeps recall fast at a million memories. A
+scorer with ``lexical = True`` promises no score without a shared term, so
+recall skips the memories whose TF-IDF cosine is 0 without asking it.
+
+Built in:
+
+- ``"tfidf"``: the seed exactly, ``(1 - w)·cosine + w·2^(-age/half_life)``;
+  zero cosine is no match, even at w = 1.
+- ``"poolsplit"``: poolsplit's ``default_scorer`` over the memory's fields.
+- `Hybrid`: TF-IDF cosine mixed with any embedding's cosine.
+- ``"memory"`` (the default): see `memcommit.recall.memory_scorer`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+import poolsplit
+from memcommit.model import Memory
+from memcommit.recall.columns import iso_micros, to_micros
+from memcommit.recall.rank import Query
+
+
+class Scorer(Protocol):
+    """Relevance of one memory to a query; None when it does not match at all."""
+
+    def __call__(self, memory: Memory, query: Query) -> float | None: ...
+
+
+@runtime_checkable
+class BatchScorer(Protocol):
+    """Scores many index documents at once; NaN marks "no match"."""
+
+    name: str
+
+    def score_docs(self, query: Query, docs: np.ndarray, cosines: np.ndarray) -> np.ndarray:
+        """Scores of ``docs``, given their exact TF-IDF ``cosines``."""
+
+
+class Tfidf:
+    """The seed's ranking: TF-IDF cosine blended with recency; no shared term, no match."""
+
+    name = "tfidf"
+    lexical = True  # no shared term, no score: recall may skip memories with cosine 0
+
+    def score_docs(self, query: Query, docs: np.ndarray, cosines: np.ndarray) -> np.ndarray:
+        """``(1 - w)·cosine + w·recency`` where cosine > 0, NaN elsewhere."""
+        out = np.full(len(docs), np.nan)
+        hits = np.flatnonzero(cosines > 0.0)
+        w = query.recency_weight
+        if w == 0.0:
+            out[hits] = cosines[hits]
+        else:
+            out[hits] = (1.0 - w) * cosines[hits] + w * query.recencies(docs[hits])
+        return out
+
+    def __call__(self, memory: Memory, query: Query) -> float | None:
+        cos = query.cosine(memory)
+        return None if cos <= 0.0 else query.blend(cos, memory)
+
+
+class PoolsplitScore:
+    """poolsplit's ``default_scorer`` (priority, 90-day recency, tags, project, overlap).
+
+    ``importance`` (0..1) becomes poolsplit's ``base_priority`` (0..10, 5 by
+    default). A memory sharing no term with the query is no match, as for every
+    lexical scorer. poolsplit has its own recency factor, so recall's
+    ``recency_weight`` must stay 0 with this scorer.
+    """
+
+    name = "poolsplit"
+    lexical = True
+
+    def __init__(self, *, tags: Sequence[str] = (), project: str | None = None) -> None:
+        self.tags = list(tags)
+        self.project = project
+
+    def __call__(self, memory: Memory, query: Query) -> float | None:
+        if query.cosine(memory) <= 0.0:
+            return None
+        entry = {
+            "content": memory.content,
+            "type": memory.kind,
+            "tags": list(memory.tags),
+            "project": memory.project,
+            "created": iso_micros(to_micros(memory.created_at, 0)) if memory.created_at else "",
+            "base_priority": 10.0 * memory.importance,
+            "id": memory.id,
+        }
+        context = {"message": query.text, "tags": self.tags, "project": self.project}
+        return poolsplit.default_scorer(entry, context, now=query.now)
+
+
+class Hybrid:
+    """TF-IDF cosine mixed with an embedding cosine: the hook for semantic recall.
+
+    ``embed(text)`` returns a vector (any sequence of floats). Relevance is
+    ``(1 - semantic)·tfidf + semantic·embedding``, then blended with recency
+    like the seed; relevance <= 0 is no match. Memory vectors are cached by
+    (id, version), so a memory is embedded once per version.
+    """
+
+    name = "hybrid"
+
+    def __init__(
+        self,
+        embed: Callable[[str], Sequence[float]],
+        *,
+        semantic: float = 0.5,
+        cache: int = 100_000,
+    ) -> None:
+        self.embed = embed
+        self.semantic = semantic
+        self._cache: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
+        self._size = cache
+        self._query: tuple[str, np.ndarray] | None = None
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.asarray(self.embed(text), dtype=np.float64)
+        length = float(np.linalg.norm(vector))
+        return vector / length if length > 0 else vector
+
+    def _memory_vector(self, memory: Memory) -> np.ndarray:
+        key = (memory.id, memory.version)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self._vector(memory.content)
+            if len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        return found
+
+    def __call__(self, memory: Memory, query: Query) -> float | None:
+        if self._query is None or self._query[0] != query.text:
+            self._query = (query.text, self._vector(query.text))
+        semantic = float(np.dot(self._query[1], self._memory_vector(memory)))
+        relevance = (1.0 - self.semantic) * query.cosine(memory) + self.semantic * semantic
+        if not relevance > 0.0 or math.isnan(relevance):
+            return None
+        return query.blend(relevance, memory)

@@ -1,0 +1,165 @@
+"""The index against a straightforward reference, through updates, retirements and merges."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from memcommit.model import Memory
+from memcommit.recall.index import TenantIndex, Vocabulary
+from memcommit.recall.rank import cosines
+from memcommit.recall.stem import stem
+from memcommit.recall.text import term_counts, tokenize
+
+WORDS = [
+    "apple",
+    "banana",
+    "cherry",
+    "date",
+    "elder",
+    "fig",
+    "grape",
+    "hiking",
+    "hiked",
+    "hikes",
+    "the",
+    "of",
+    "a",
+    "run",
+    "running",
+]
+
+
+def reference(texts: dict[str, str], query: str) -> dict[str, float]:
+    """TF-IDF cosine written out plainly: log tf, smoothed idf, dot over lengths."""
+    docs = {mid: Counter(tokenize(text)) for mid, text in texts.items()}
+    n = len(docs)
+
+    def vec(counts):
+        return {
+            t: (1 + math.log(c))
+            * (math.log((1 + n) / (1 + sum(t in d for d in docs.values()))) + 1)
+            for t, c in counts.items()
+        }
+
+    q = vec(Counter(tokenize(query)))
+    out = {}
+    for mid, counts in docs.items():
+        d = vec(counts)
+        dot = sum(q[t] * d.get(t, 0.0) for t in q)
+        out[mid] = (
+            0.0
+            if dot == 0
+            else dot
+            / (
+                math.sqrt(sum(v * v for v in q.values()))
+                * math.sqrt(sum(v * v for v in d.values()))
+            )
+        )
+    return out
+
+
+def random_text(rnd: random.Random) -> str:
+    return " ".join(rnd.choices(WORDS, k=rnd.randint(1, 15)))
+
+
+def scores(index: TenantIndex, query: str) -> dict[str, float]:
+    cos = cosines(index, term_counts(query))
+    return {mid: float(cos[doc]) for mid, doc in index.doc_of.items()}
+
+
+def test_cosines_match_the_reference_through_updates_and_merges():
+    rnd = random.Random(1)
+    index = TenantIndex("t")
+    texts: dict[str, str] = {}
+    for step in range(3000):
+        mid = f"m{rnd.randint(0, 400)}"
+        if mid in texts and rnd.random() < 0.1:
+            index.remove(mid)
+            del texts[mid]
+        else:
+            texts[mid] = random_text(rnd)
+            index.put(Memory(id=mid, content=texts[mid], tenant="t"))
+        if step % 500 == 499:
+            query = random_text(rnd)
+            expected = reference(texts, query)
+            got = scores(index, query)
+            assert got.keys() == expected.keys()
+            for mid, value in expected.items():
+                assert got[mid] == pytest.approx(value, rel=1e-9, abs=1e-12)
+    assert index.dead < 3000  # merges ran and dropped retired documents
+
+
+def test_merge_keeps_every_score_bit_for_bit():
+    rnd = random.Random(2)
+    index = TenantIndex("t")
+    for i in range(300):
+        index.put(Memory(id=f"m{i}", content=random_text(rnd), tenant="t"))
+    for i in range(0, 300, 3):
+        index.put(Memory(id=f"m{i}", content=random_text(rnd), tenant="t"))
+    before = scores(index, "apple hiking run")
+    index.merge()
+    assert index.dead == 0 and not index.delta
+    assert scores(index, "apple hiking run") == before
+
+
+def test_latest_per_key_survives_retirement_of_the_newest():
+    index = TenantIndex("t")
+    old = Memory(id="old", content="x", tenant="t", key="k", created_commit=1)
+    new = Memory(id="new", content="y", tenant="t", key="k", created_commit=2)
+    index.put_many([old, new])
+    latest = {index.ids[d]: bool(index.latest.data[d]) for d in index.doc_of.values()}
+    assert latest == {"old": False, "new": True}
+    index.remove("new")
+    assert bool(index.latest.data[index.doc_of["old"]])
+    index.put(replace(new, key="other"))
+    assert bool(index.latest.data[index.doc_of["old"]])
+
+
+def test_each_tenant_has_its_own_statistics():
+    shared = Vocabulary()
+    a, b = TenantIndex("a", shared), TenantIndex("b", shared)
+    a.put_many(
+        [
+            Memory(id="a1", content="apple pie", tenant="a"),
+            Memory(id="a2", content="banana", tenant="a"),
+        ]
+    )
+    before = scores(a, "apple")
+    b.put_many([Memory(id=f"b{i}", content="apple apple", tenant="b") for i in range(50)])
+    assert scores(a, "apple") == before
+    assert a.doc_frequency(shared.get("apple")) == 1
+
+
+def test_postings_skip_retired_documents():
+    index = TenantIndex("t")
+    index.put(Memory(id="m", content="apple", tenant="t"))
+    index.put(Memory(id="m", content="banana", tenant="t"))
+    docs, _ = index.postings(index.vocabulary.get("apple"))
+    assert len(docs) == 0
+    assert np.array_equal(index.postings(index.vocabulary.get("banana"))[0], [1])
+
+
+@pytest.mark.parametrize(
+    ("words", "same"),
+    [
+        (("hiking", "hiked", "hikes", "hike"), True),
+        (("running", "runs", "run"), True),
+        (("stories", "story"), True),
+        (("adoption", "adopted", "adopt"), True),
+        (("education", "educate"), True),
+        (("class", "classes"), True),
+        (("bus", "this", "was"), None),
+    ],
+)
+def test_stemmer_maps_inflections_together(words, same):
+    stems = {stem(w) for w in words}
+    if same is True:
+        assert len(stems) == 1, stems
+    elif same is None:
+        assert stems == set(words)  # short words and -us/-is endings stay as they are
