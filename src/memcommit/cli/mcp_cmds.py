@@ -1,0 +1,50 @@
+"""``memcommit mcp``: serve one tenant's memory to agents over the Model Context Protocol."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from memcommit.cli.app import handle_errors, main, store_option
+
+DEFAULT_PORT = 8765
+
+
+@main.command("mcp")
+@store_option
+@click.option(
+    "--tenant",
+    default=lambda: os.environ.get("MEMCOMMIT_TENANT", "default"),
+    show_default="default or $MEMCOMMIT_TENANT",
+    help="The only tenant the server can see; tools cannot choose another.",
+)
+@click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port for --http (always on 127.0.0.1); 0 picks a free one.",
+)
+@handle_errors
+def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
+    """Serve the store to agents as an MCP server (stdio, or HTTP on loopback).
+
+    Tools: remember, recall, correct, forget, begin_task, add_step,
+    finish_task, touch, log. Resources: memcommit://working,
+    memcommit://commits/recent, memcommit://memory/{id}. With --http the
+    server prints its URL on stderr. Needs the "mcp" extra
+    (pip install "memcommit[mcp]").
+
+    Example:
+
+        memcommit mcp --store agent.db --tenant team-a
+    """
+    try:
+        from memcommit.interfaces.mcp import serve
+    except ImportError as exc:
+        raise click.ClickException(
+            f'the MCP server needs the "mcp" extra: pip install "memcommit[mcp]" ({exc})'
+        ) from exc
+    serve(store_target, tenant=tenant, http=http, port=port)

@@ -1,0 +1,1 @@
+"""Ways in to memcommit besides the Python API: the MCP server for agents."""

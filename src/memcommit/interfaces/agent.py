@@ -1,0 +1,376 @@
+"""What an agent does with its memory, bound to one tenant: the MCP server's tools.
+
+Each public method of ``AgentMemory`` is one MCP tool: its docstring is what the
+agent reads, and its annotated parameters become the tool's JSON schema. The
+tenant is fixed when the object is made (from the server's configuration) and
+is deliberately not a parameter of any method, so no tool call can name another
+tenant. Every read and write goes through ``store.tenant(name)``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import fields
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from memcommit.errors import InvalidInput, NotFound
+from memcommit.model import KINDS, Commit, Memory
+from memcommit.tiers.memory import TieredMemory
+
+Kind = Literal[KINDS]  # type: ignore[valid-type]
+Text = Annotated[str, Field(min_length=1, max_length=1_000_000)]
+Scope = Annotated[str, Field(min_length=1, description="Partition of memory, e.g. 'shared'.")]
+Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0 (trivia) to 1 (critical).")]
+Tags = Annotated[list[str], Field(description="Free-form labels.")]
+Metadata = Annotated[dict[str, Any] | None, Field(description="Any JSON object to keep alongside.")]
+
+#: The pool recall adds for corrections when the agent's pools leave them out.
+CORRECTIONS_POOL = "corrections"
+
+#: How many excluded memories a recall shows by name; the rest are only counted.
+NEAR_MISSES = 5
+
+
+class PoolSpec(BaseModel):
+    """A reserved budget inside the context for some kinds of memory."""
+
+    name: Annotated[str, Field(min_length=1)]
+    max_tokens: Annotated[int, Field(ge=0)]
+    max_entries: Annotated[int, Field(ge=0)]
+    kinds: list[Kind] | None = Field(default=None, description="Kinds it draws from; all if null.")
+
+
+def memory_json(memory: Memory) -> dict[str, Any]:
+    """A memory, every field, as the JSON an agent sees."""
+    out: dict[str, Any] = {}
+    for f in fields(memory):
+        value = getattr(memory, f.name)
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        out[f.name] = value
+    return out
+
+
+def commit_json(commit: Commit) -> dict[str, Any]:
+    """A commit with its changes, without their details, as JSON."""
+    return {
+        "seq": commit.seq,
+        "id": commit.id,
+        "time": commit.time.isoformat(),
+        "author": commit.author,
+        "message": commit.message,
+        "changes": [
+            {"op": c.op, "memory_id": c.memory_id, "version": c.version} for c in commit.changes
+        ],
+    }
+
+
+def _short(text: str, width: int = 60) -> str:
+    """First line of ``text``, cut to ``width`` characters, for commit messages."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class AgentMemory:
+    """One tenant's memory, as the operations an agent can call."""
+
+    def __init__(self, store: Any, tenant: str, *, author: str = "mcp") -> None:
+        self.tenant = tenant
+        self.author = author
+        self.view = store.tenant(tenant)
+        #: The tenant's working memory; it maintains itself after each commit.
+        self.tiers = TieredMemory(self.view)
+
+    def _commit(self, message: str) -> Any:
+        return self.view.commit(message=message, author=self.author)
+
+    def remember(
+        self,
+        content: Annotated[Text, Field(description="What to remember, in plain words.")],
+        kind: Annotated[Kind, Field(description="fact, event, procedure, decision, ...")] = "fact",
+        scope: Scope = "shared",
+        key: Annotated[
+            str | None, Field(description="Stable name of the fact; a newer one replaces it.")
+        ] = None,
+        importance: Importance = 0.5,
+        tags: Tags | None = None,
+        session: Annotated[str | None, Field(description="Conversation it came from.")] = None,
+        project: str | None = None,
+        metadata: Metadata = None,
+    ) -> dict[str, Any]:
+        """Remember something worth knowing later (a fact, event, procedure or decision).
+
+        Commits one new memory. Give a `key` to a fact that can change (e.g.
+        "user.editor"): recall can then keep only its latest version. Returns the
+        new memory's id and the commit that stored it.
+        """
+        with self._commit(f"remember: {_short(content)}") as tx:
+            memory = tx.add(
+                content,
+                kind=kind,
+                scope=scope,
+                tenant=self.tenant,
+                session=session,
+                key=key,
+                importance=importance,
+                tags=tuple(tags or ()),
+                project=project,
+                metadata=metadata,
+            )
+        return {"id": memory.id, "version": memory.version, "commit": tx.result.seq}
+
+    def recall(
+        self,
+        query: Annotated[str, Field(description="What you need to know, in words.")],
+        budget: Annotated[int, Field(ge=0, description="Size of the context.")] = 300,
+        budget_unit: Literal["words", "tokens"] = "words",
+        max_records: Annotated[int | None, Field(ge=0)] = 20,
+        kinds: Annotated[list[Kind] | None, Field(description="Only these kinds.")] = None,
+        scopes: Annotated[list[str] | None, Field(description="Only these scopes.")] = None,
+        session: Annotated[str | None, Field(description="The current conversation.")] = None,
+        include_previous_sessions: bool = True,
+        latest_per_key: Annotated[
+            bool, Field(description="Drop older facts whose key has a newer one.")
+        ] = False,
+        recency_weight: Annotated[
+            float, Field(ge=0.0, le=1.0, description="0 ranks by text match only, 1 by age.")
+        ] = 0.0,
+        pools: Annotated[
+            list[PoolSpec] | None,
+            Field(description="Reserved budgets per kind of memory (corrections always load)."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Recall the memories relevant to a query, packed into a context of bounded size.
+
+        Corrections always load first. Returns `context` (text ready for a prompt),
+        the `selected` memories, the budget `used`, `excluded`: how many memories
+        were left out and why, with the closest misses by name, and a `note` when
+        there is something to know (e.g. nothing stored yet). Recall does not count
+        as use: call `touch` with the ids you actually relied on.
+        """
+        from memcommit.recall import Tokens, Words, recall
+
+        pool_objects = None
+        if pools:
+            from poolsplit import Pool
+
+            pool_objects = [
+                Pool(p.name, p.max_tokens, p.max_entries, tuple(p.kinds) if p.kinds else None)
+                for p in pools
+            ]
+            if not any(p.types is None or "correction" in p.types for p in pool_objects):
+                # keep the promise that corrections always load: they bypass the caps
+                pool_objects.insert(0, Pool(CORRECTIONS_POOL, 0, 0, ("correction",)))
+        context = recall(
+            self.view,
+            query,
+            tenant=self.tenant,
+            kinds=kinds,
+            scopes=scopes,
+            session=session,
+            include_previous_sessions=include_previous_sessions,
+            latest_per_key=latest_per_key,
+            recency_weight=recency_weight,
+            budget=(Words if budget_unit == "words" else Tokens)(budget),
+            max_records=max_records,
+            pools=pool_objects,
+        )
+        excluded = [row for row in context.rows if row.outcome == "excluded"]
+        near = sorted(
+            (row for row in excluded if row.score is not None),
+            key=lambda row: (-row.score, row.memory.id),
+        )[:NEAR_MISSES]
+        return {
+            "context": context.render(),
+            "note": context.note,
+            "selected": [
+                {"id": m.id, "kind": m.kind, "scope": m.scope, "content": m.content}
+                for m in context.selected
+            ],
+            "used": dict(context.used),
+            "excluded": {
+                "total": len(excluded),
+                "by_reason": dict(Counter(row.reason for row in excluded).most_common()),
+                "near_misses": [
+                    {"id": row.memory.id, "reason": row.reason, "score": row.score} for row in near
+                ],
+            },
+        }
+
+    def correct(
+        self,
+        content: Annotated[Text, Field(description="The rule to follow from now on.")],
+        scope: Scope = "shared",
+        key: Annotated[
+            str | None, Field(description="Name of the rule; a newer one replaces it.")
+        ] = None,
+        tags: Tags | None = None,
+    ) -> dict[str, Any]:
+        """Record a behavioural correction: a rule that loads into every recall, always.
+
+        Use it when you were told not to repeat a mistake ("never force-push to
+        main"). Corrections bypass budgets, so keep them short and few.
+        """
+        with self._commit(f"correct: {_short(content)}") as tx:
+            memory = tx.add(
+                content,
+                kind="correction",
+                scope=scope,
+                tenant=self.tenant,
+                key=key,
+                importance=1.0,
+                tags=tuple(tags or ()),
+                always=True,
+            )
+        return {"id": memory.id, "version": memory.version, "commit": tx.result.seq}
+
+    def forget(
+        self,
+        id: Annotated[str, Field(min_length=1, description="The memory's id.")],
+        mode: Annotated[
+            Literal["invalidate", "purge"],
+            Field(description="invalidate: no longer holds, kept in history; purge: erased."),
+        ] = "invalidate",
+        confirm: Annotated[
+            str | None, Field(description="For purge only: the same id again, to confirm.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Forget a memory: mark it as no longer holding, or purge its content for good.
+
+        `invalidate` (the default) keeps it in history, out of recall. `purge`
+        erases its content from every version and cannot be undone: it runs only
+        when `confirm` repeats the id.
+        """
+        self.view.get(id)
+        if mode == "purge" and confirm != id:
+            raise InvalidInput(
+                "confirm", confirm, "purge erases the content for good; repeat the id to confirm"
+            )
+        with self._commit(f"forget ({mode}): {id}") as tx:
+            if mode == "purge":
+                tx.purge(id)
+            else:
+                tx.invalidate(id)
+        return {"id": id, "mode": mode, "commit": tx.result.seq}
+
+    def begin_task(
+        self,
+        task: Annotated[Text, Field(description="What you are about to do.")],
+        scope: Scope = "shared",
+        session: str | None = None,
+        metadata: Metadata = None,
+    ) -> dict[str, Any]:
+        """Start recording a task; add its steps with `add_step`, end it with `finish_task`.
+
+        Finished tasks are later compacted into one summary, so record the steps
+        that matter (what you tried, what failed, what worked).
+        """
+        with self._commit(f"begin task: {_short(task)}") as tx:
+            trace_id = tx.begin_trace(
+                task, tenant=self.tenant, scope=scope, session=session, metadata=metadata
+            )
+        return {"trace_id": trace_id, "commit": tx.result.seq}
+
+    def add_step(
+        self,
+        trace_id: Annotated[str, Field(min_length=1, description="From begin_task.")],
+        content: Annotated[Text, Field(description="What happened in this step.")],
+        kind: Kind = "event",
+        importance: Importance = 0.5,
+        tags: Tags | None = None,
+        metadata: Metadata = None,
+    ) -> dict[str, Any]:
+        """Record one step of an open task, in order."""
+        with self._commit(f"step: {_short(content)}") as tx:
+            memory = tx.step(
+                trace_id,
+                content,
+                kind=kind,
+                importance=importance,
+                tags=tuple(tags or ()),
+                metadata=metadata,
+            )
+        return {"id": memory.id, "step": memory.step, "commit": tx.result.seq}
+
+    def finish_task(
+        self,
+        trace_id: Annotated[str, Field(min_length=1, description="From begin_task.")],
+        status: Literal["finished", "failed"] = "finished",
+    ) -> dict[str, Any]:
+        """End a task as finished or failed; it becomes eligible for compaction."""
+        trace = self.view.trace(trace_id)
+        with self._commit(f"{status} task: {_short(trace.root.content)}") as tx:
+            tx.finish(trace_id, status=status)
+        return {
+            "trace_id": trace_id,
+            "status": status,
+            "steps": len(trace.steps),
+            "commit": tx.result.seq,
+        }
+
+    def touch(
+        self,
+        ids: Annotated[
+            list[Annotated[str, Field(min_length=1)]],
+            Field(min_length=1, description="Ids of the memories you actually used."),
+        ],
+    ) -> dict[str, Any]:
+        """Report which memories you actually used, so working memory keeps them close.
+
+        Call it after answering, with the ids that helped. Used memories stay in
+        short-term memory; archived ones are paged back in.
+        """
+        unknown = []
+        for memory_id in ids:
+            try:
+                self.view.get(memory_id)
+            except NotFound:
+                unknown.append(memory_id)
+        if unknown:
+            raise NotFound("ids", unknown)
+        result = self.tiers.touch(ids)
+        return {
+            "touched": list(ids),
+            "hits": result.hits,
+            "warm_hits": result.warm_hits,
+            "misses": result.misses,
+            "paged_in": result.paged_in,
+            "evicted": result.evicted,
+        }
+
+    def log(
+        self,
+        limit: Annotated[int, Field(ge=1, le=1000, description="How many commits.")] = 20,
+    ) -> dict[str, Any]:
+        """List the most recent commits to this memory, newest first: who changed what, and why."""
+        return {"commits": [commit_json(c) for c in self.view.log(limit=limit)]}
+
+    def working(self) -> dict[str, Any]:
+        """The memories in working memory now."""
+        return {"working": [memory_json(m) for m in self.tiers.working()]}
+
+    def memory(self, memory_id: str) -> dict[str, Any]:
+        """One memory of this tenant, all its fields."""
+        return memory_json(self.view.get(memory_id))
+
+
+#: The methods of AgentMemory that the MCP server offers as tools, in this order.
+TOOLS = (
+    "remember",
+    "recall",
+    "correct",
+    "forget",
+    "begin_task",
+    "add_step",
+    "finish_task",
+    "touch",
+    "log",
+)

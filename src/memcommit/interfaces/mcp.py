@@ -1,0 +1,139 @@
+"""The MCP server: one tenant's memory offered to agents as tools and resources.
+
+Built on the official MCP Python SDK (``MCPServer``). Tools are the methods of
+``AgentMemory``; library errors become MCP tool errors whose message names the
+field, so a bad call never brings the server down. Tools are async on purpose:
+they then run on the event loop's thread, the thread that opened the store.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+
+import memcommit
+from memcommit.errors import InvalidInput, MemcommitError, NotFound
+from memcommit.interfaces.agent import TOOLS, AgentMemory
+
+INSTRUCTIONS = """\
+This server is your long-term memory (memcommit). Before a task, call `recall` with
+what you need; after it, `touch` the ids you actually used. Store what you learn
+with `remember`, rules you were given with `correct`, and record multi-step work
+with `begin_task` / `add_step` / `finish_task`. Every change is a commit (`log`).
+"""
+
+#: How many commits the recent-commits resource lists.
+RECENT_COMMITS = 20
+
+
+def _as_tool(method: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
+    """Wrap an AgentMemory method as an async tool that reports library errors to the agent."""
+
+    @functools.wraps(method)
+    async def tool(**arguments: Any) -> dict[str, Any]:
+        try:
+            return method(**arguments)
+        except MemcommitError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return tool
+
+
+def _read(produce: Callable[[], Any]) -> str:
+    """A resource's JSON text; library errors become resource errors naming the field."""
+    try:
+        return json.dumps(produce(), indent=2, ensure_ascii=False)
+    except NotFound as exc:
+        raise ResourceNotFoundError(str(exc)) from exc
+    except MemcommitError as exc:
+        raise ResourceError(str(exc)) from exc
+
+
+def create_server(store: Any, tenant: str, *, author: str = "mcp") -> MCPServer:
+    """An MCP server over ``store`` that only ever sees ``tenant``."""
+    memory = AgentMemory(store, tenant, author=author)
+    server = MCPServer(
+        "memcommit",
+        instructions=INSTRUCTIONS,
+        version=memcommit.__version__,
+        log_level="WARNING",
+    )
+    for name in TOOLS:
+        method = getattr(memory, name)
+        server.add_tool(
+            _as_tool(method), name=name, description=inspect.cleandoc(method.__doc__ or "")
+        )
+
+    @server.resource(
+        "memcommit://working",
+        name="working-memory",
+        description=f"Tenant {tenant!r}: the memories in working memory now.",
+        mime_type="application/json",
+    )
+    async def working() -> str:
+        return _read(memory.working)
+
+    @server.resource(
+        "memcommit://commits/recent",
+        name="recent-commits",
+        description=f"Tenant {tenant!r}: the {RECENT_COMMITS} latest commits, newest first.",
+        mime_type="application/json",
+    )
+    async def recent_commits() -> str:
+        return _read(lambda: memory.log(limit=RECENT_COMMITS))
+
+    @server.resource(
+        "memcommit://memory/{memory_id}",
+        name="memory",
+        description=f"Tenant {tenant!r}: one memory with all its fields.",
+        mime_type="application/json",
+    )
+    async def one_memory(memory_id: str) -> str:
+        return _read(lambda: memory.memory(memory_id))
+
+    return server
+
+
+def serve(target: str, *, tenant: str, http: bool = False, port: int = 8765) -> None:
+    """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback."""
+    store = memcommit.open(target)
+    try:
+        server = create_server(store, tenant)
+        if http:
+            anyio.run(_serve_http, server, tenant, port)
+        else:
+            server.run()
+    finally:
+        store.close()
+
+
+async def _serve_http(server: MCPServer, tenant: str, port: int) -> None:
+    """Serve streamable HTTP on 127.0.0.1 only; say where on stderr once it accepts connections.
+
+    Binding here rather than inside uvicorn lets ``port=0`` pick a free port and
+    the announced URL name it, and turns "port in use" into a clear error.
+    """
+    import uvicorn
+
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput("port", port, f"cannot listen on 127.0.0.1: {exc.strerror}") from exc
+    sock.listen(128)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    print(f"memcommit MCP server for tenant {tenant!r} at {url}", file=sys.stderr, flush=True)
+    app = server.streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])

@@ -1,0 +1,509 @@
+"""Export a store's whole history as records, and load them into an empty store.
+
+The records are what the backend keeps: every commit (seq, id, parent, time,
+author, message, changes), every version of every memory (with the commit that
+ended it), each trace, the use counts and the small state (tier statistics,
+policy state). Loading writes them back through the
+`Backend` protocol, so a round trip gives the same store, commit ids and
+sequence numbers included, and ``migrate`` can copy between backends with the
+same two functions. JSON Lines is the file format: one record per line.
+
+    {"type": "header", "format": "memcommit-export", "version": 1, "commits": N}
+    {"type": "commit", "seq": 1, ...}      then the versions that commit wrote:
+    {"type": "version", "id": ..., "version": 1, ..., "end_seq": 7}
+    {"type": "trace", ...}                 after the last commit it refers to
+    {"type": "usage", "id": ..., "count": 3, "first_tick": 1, "last_tick": 9}
+    {"type": "state", "namespace": "tiers", "key": ..., "value": "<JSON text>"}
+
+A load is all or nothing: it runs in one backend transaction, checks every
+record as it reads it (naming the line and the field of a bad one), and checks
+the store's invariants before it lands.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import IO, Any
+
+from memcommit.errors import InvalidInput
+from memcommit.model import OPS, STATUSES, Change, Commit, Memory
+from memcommit.store import validate
+from memcommit.store.backend import Backend, Batch, TraceRow
+from memcommit.store.records import memory as make_memory
+
+FORMAT = "memcommit-export"
+VERSION = 1
+
+#: ``progress(done, total)``: told after each commit, with the number of commits.
+Progress = Callable[[int, int], None]
+
+_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
+_TRACE_FIELDS = tuple(f.name for f in fields(TraceRow))
+_TRACE_STATUSES = ("open", "finished", "failed")
+
+#: The record types after the header, in the order they come (and as counted in Summary).
+KINDS = ("commit", "version", "trace", "usage", "state")
+
+
+@dataclass(frozen=True)
+class Summary:
+    """How much an export wrote or an import loaded."""
+
+    commits: int = 0
+    versions: int = 0
+    traces: int = 0
+    usages: int = 0
+    states: int = 0
+
+
+# -- export ----------------------------------------------------------------------
+
+
+def records(backend: Backend) -> Iterator[dict[str, Any]]:
+    """Every record of the store behind ``backend``, in the order `load` needs them.
+
+    The reads run inside one write transaction that is rolled back at the end:
+    the export is a consistent snapshot, and writers wait until it is done.
+    """
+    backend.begin()
+    try:
+        yield from _snapshot(backend)
+    finally:
+        backend.rollback()
+
+
+def _snapshot(backend: Backend) -> Iterator[dict[str, Any]]:
+    commits = backend.commits(newest_first=False)
+    yield {"type": "header", "format": FORMAT, "version": VERSION, "commits": len(commits)}
+    traces_at: dict[int, list[TraceRow]] = defaultdict(list)
+    for trace in backend.traces():
+        traces_at[max(trace.started_seq, trace.ended_seq or 0)].append(trace)
+    histories: dict[str, list[Memory]] = {}
+    for commit, tenants in commits:
+        yield _commit_record(commit, tenants)
+        for change in commit.changes:
+            if change.memory_id is None or change.version is None:
+                continue
+            history = histories.get(change.memory_id)
+            if history is None:
+                history = histories[change.memory_id] = backend.history(change.memory_id)
+            version = history[change.version - 1]
+            following = history[change.version] if change.version < len(history) else None
+            end_seq = following.updated_commit if following is not None else None
+            yield {"type": "version", **_memory_fields(version), "end_seq": end_seq}
+            if following is None:  # every version of it is out: free the memory
+                del histories[change.memory_id]
+        for trace in traces_at.pop(commit.seq, ()):
+            yield {"type": "trace", **{k: _plain(getattr(trace, k)) for k in _TRACE_FIELDS}}
+    for memory_id, usage in sorted(backend.usage().items()):
+        yield {
+            "type": "usage",
+            "id": memory_id,
+            "count": usage.count,
+            "first_tick": usage.first_tick,
+            "last_tick": usage.last_tick,
+        }
+    for namespace, key, value in backend.state_items():
+        yield {"type": "state", "namespace": namespace, "key": key, "value": value}
+
+
+def _commit_record(commit: Commit, tenants: list[str | None]) -> dict[str, Any]:
+    changes = [
+        {
+            "op": c.op,
+            "memory_id": c.memory_id,
+            "version": c.version,
+            "tenant": tenant,
+            "detail": dict(c.detail),
+        }
+        for c, tenant in zip(commit.changes, tenants, strict=True)
+    ]
+    return {
+        "type": "commit",
+        "seq": commit.seq,
+        "id": commit.id,
+        "parent": commit.parent,
+        "time": commit.time.isoformat(),
+        "author": commit.author,
+        "message": commit.message,
+        "changes": changes,
+    }
+
+
+def _memory_fields(m: Memory) -> dict[str, Any]:
+    return {name: _plain(getattr(m, name)) for name in _MEMORY_FIELDS}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return dict(value)
+    return value
+
+
+def export_jsonl(store: Any, out: IO[str], *, progress: Progress | None = None) -> Summary:
+    """Write ``store``'s whole history to ``out`` as JSON Lines; returns the counts."""
+    counts = dict.fromkeys(KINDS, 0)
+    total = 0
+    with contextlib.closing(records(backend_of(store))) as stream:  # ends the snapshot on error
+        for record in stream:
+            kind = record["type"]
+            if kind == "header":
+                total = record["commits"]
+            else:
+                counts[kind] += 1
+            out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+            if kind == "commit" and progress is not None:
+                progress(counts["commit"], total)
+    return Summary(*counts.values())
+
+
+# -- import ----------------------------------------------------------------------
+
+
+def load(
+    backend: Backend, items: Iterable[dict[str, Any]], *, progress: Progress | None = None
+) -> Summary:
+    """Write exported records into the empty store behind ``backend``, all or nothing."""
+    head = backend.commits(limit=1)
+    if head:
+        seq = head[0][0].seq
+        raise InvalidInput("store", f"{seq} commits", "import only into a new, empty store")
+    loader = _Loader(backend, progress)
+    backend.begin()
+    try:
+        for number, record in enumerate(items, start=1):
+            loader.take(number, record)
+        summary = loader.finish()
+        problems = backend.check()
+        if problems:
+            raise InvalidInput("input", problems[0], "the records do not make a consistent store")
+    except BaseException:
+        backend.rollback()
+        raise
+    backend.commit()
+    return summary
+
+
+def import_jsonl(store: Any, source: IO[str], *, progress: Progress | None = None) -> Summary:
+    """Load a JSON Lines export from ``source`` into the empty ``store``; returns the counts.
+
+    The rows go in below the Store, so ``on_commit`` hooks (and indexes built on
+    them, like recall's) do not hear of them: import into a freshly opened store.
+    """
+    return load(backend_of(store), _parsed(source), progress=progress)
+
+
+def _parsed(source: IO[str]) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(source, start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {number}", line[:80], f"is not JSON: {exc.msg}") from None
+        yield record
+
+
+class _Loader:
+    """Turns the record stream back into one `Batch` per commit."""
+
+    def __init__(self, backend: Backend, progress: Progress | None) -> None:
+        self.backend = backend
+        self.progress = progress
+        self.total: int | None = None
+        self.batch: Batch | None = None
+        self.closes: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        self.usage: dict[str, tuple[int, int, int]] = {}
+        self.erased: set[str] = set()  # ids with a version without content
+        self.purged: set[str] = set()
+        self.state: list[tuple[str, str, str]] = []
+        self.counts = dict.fromkeys(KINDS, 0)
+
+    def take(self, number: int, record: Any) -> None:
+        """Check one record and add it to the commit being rebuilt."""
+        try:
+            if not isinstance(record, dict):
+                raise InvalidInput("record", record, "must be a JSON object")
+            kind = record.get("type")
+            if self.total is None:
+                if kind != "header" or record.get("format") != FORMAT:
+                    raise InvalidInput("type", kind, f"the first line must be a {FORMAT} header")
+                if record.get("version") != VERSION:
+                    raise InvalidInput("version", record.get("version"), f"must be {VERSION}")
+                self.total = _int("commits", record.get("commits"))
+                return
+            if kind == "commit":
+                self._commit(record)
+            elif kind == "version":
+                self._version(record)
+            elif kind == "trace":
+                self._trace(record)
+            elif kind == "usage":
+                self._usage(record)
+            elif kind == "state":
+                self._state(record)
+            else:
+                raise InvalidInput("type", kind, f"must be one of {', '.join(KINDS)}")
+        except InvalidInput as exc:
+            raise InvalidInput(f"line {number}: {exc.field}", exc.value, exc.reason) from None
+        self.counts[kind] += 1
+
+    def _commit(self, r: dict[str, Any]) -> None:
+        self._flush()
+        seq = _int("seq", r.get("seq"))
+        if seq != self.counts["commit"] + 1:
+            raise InvalidInput("seq", seq, f"expected {self.counts['commit'] + 1}")
+        changes, tenants = [], []
+        for item in _list("changes", r.get("changes")):
+            if not isinstance(item, dict) or item.get("op") not in OPS:
+                raise InvalidInput("changes", item, f"each needs an op among {', '.join(OPS)}")
+            changes.append(
+                Change(
+                    item["op"],
+                    validate.optional_text("memory_id", item.get("memory_id")),
+                    validate.count("version", item.get("version")),
+                    validate.metadata(item.get("detail")),
+                )
+            )
+            tenants.append(validate.optional_text("tenant", item.get("tenant")))
+        commit = Commit(
+            seq,
+            validate.text("id", r.get("id")),
+            validate.optional_text("parent", r.get("parent")),
+            _time("time", r.get("time")),
+            validate.text("author", r.get("author")),
+            _str("message", r.get("message")),
+            tuple(changes),
+        )
+        self.batch = Batch(commit, tenants, closes=self.closes.pop(seq, []))  # type: ignore[arg-type]
+
+    def _version(self, r: dict[str, Any]) -> None:
+        batch = self._current("version")
+        seq = batch.commit.seq
+        m = _memory(r)
+        if m.updated_commit != seq:
+            raise InvalidInput("updated_commit", m.updated_commit, f"must be its commit, {seq}")
+        end_seq = validate.count("end_seq", r.get("end_seq"))
+        if end_seq is not None and end_seq < seq:
+            raise InvalidInput("end_seq", end_seq, f"is before the version's commit {seq}")
+        if not m.content:
+            self.erased.add(m.id)
+        if m.status == "purged":
+            self.purged.add(m.id)
+        batch.versions.append(m)
+        batch.ended.append(end_seq == seq)
+        if end_seq is not None and end_seq > seq:
+            self.closes[end_seq].append((m.id, m.version))
+
+    def _trace(self, r: dict[str, Any]) -> None:
+        batch = self._current("trace")
+        status = r.get("status")
+        if status not in _TRACE_STATUSES:
+            raise InvalidInput("status", status, f"must be one of {', '.join(_TRACE_STATUSES)}")
+        ended_seq = validate.count("ended_seq", r.get("ended_seq"))
+        trace = TraceRow(
+            validate.text("id", r.get("id")),
+            validate.text("tenant", r.get("tenant")),
+            validate.text("scope", r.get("scope")),
+            validate.optional_text("session", r.get("session")),
+            status,
+            _int("last_step", r.get("last_step")),
+            _int("started_seq", r.get("started_seq")),
+            _time("started_at", r.get("started_at")),
+            ended_seq,
+            _time("ended_at", r.get("ended_at"), optional=True),
+        )
+        if max(trace.started_seq, ended_seq or 0) != batch.commit.seq:
+            raise InvalidInput("started_seq", trace.started_seq, "trace is out of place")
+        batch.traces.append(trace)
+
+    def _usage(self, r: dict[str, Any]) -> None:
+        self._flush()
+        count = _int("count", r.get("count"))
+        first = _int("first_tick", r.get("first_tick"))
+        last = _int("last_tick", r.get("last_tick"))
+        if count < 1 or not 1 <= first <= last or (count == 1) != (first == last):
+            raise InvalidInput("count", count, f"does not fit ticks {first}..{last}")
+        self.usage[validate.text("id", r.get("id"))] = (count, first, last)
+
+    def _state(self, r: dict[str, Any]) -> None:
+        self._flush()
+        value = _str("value", r.get("value"))
+        try:
+            json.loads(value)
+        except json.JSONDecodeError:
+            raise InvalidInput("value", value, "must be JSON text") from None
+        namespace = validate.text("namespace", r.get("namespace"))
+        self.state.append((namespace, validate.text("key", r.get("key")), value))
+
+    def _current(self, kind: str) -> Batch:
+        if self.batch is None:
+            raise InvalidInput("type", kind, "must follow the commit that wrote it")
+        return self.batch
+
+    def _flush(self) -> None:
+        if self.batch is None:
+            return
+        self.backend.write(self.batch)
+        self.batch = None
+        if self.progress is not None:
+            self.progress(self.counts["commit"], self.total or 0)
+
+    def finish(self) -> Summary:
+        """Write what is still pending and the use counts; the counts of what was loaded."""
+        if self.total is None:
+            raise InvalidInput("input", "", "is empty; expected a memcommit export")
+        self._flush()
+        if self.counts["commit"] != self.total:
+            raise InvalidInput("commits", self.counts["commit"], f"header says {self.total}")
+        if self.closes:
+            seq = min(self.closes)
+            raise InvalidInput("end_seq", seq, "names a commit that is not in the input")
+        unexplained = sorted(self.erased - self.purged)
+        if unexplained:
+            raise InvalidInput("content", unexplained[0], "is empty but the memory is not purged")
+        if self.usage:
+            self.backend.record_uses(replay_uses(self.usage))
+        for namespace, key, value in self.state:  # after the uses: it holds their clock too
+            self.backend.state_set(namespace, key, value)
+        return Summary(*self.counts.values())
+
+
+def replay_uses(usage: dict[str, tuple[int, int, int]]) -> list[str]:
+    """A sequence of uses, one per tick from 1, that gives every id its (count, first, last).
+
+    Ticks are global, so each tick is one use of one id: the first and last uses
+    are pinned, and the uses in between go, tick by tick, to the waiting id whose
+    last tick comes soonest (earliest deadline first), which finds an order
+    whenever one exists, and one always does for counts the store recorded.
+    """
+    pinned: dict[int, str] = {}
+    for memory_id, (_, first, last) in usage.items():
+        for tick in (first, last):
+            if pinned.setdefault(tick, memory_id) != memory_id:
+                raise InvalidInput("usage", memory_id, f"shares tick {tick} with another id")
+    total = sum(count for count, _, _ in usage.values())
+    starts = sorted((first, last, mid, count - 2) for mid, (count, first, last) in usage.items())
+    waiting: list[tuple[int, str, int]] = []  # (last tick, id, middle uses left)
+    order: list[str] = []
+    index = 0
+    for tick in range(1, total + 1):
+        if tick in pinned:
+            order.append(pinned[tick])
+            continue
+        while index < len(starts) and starts[index][0] < tick:
+            first, last, mid, middle = starts[index]
+            if middle > 0:
+                heapq.heappush(waiting, (last, mid, middle))
+            index += 1
+        if waiting and waiting[0][0] < tick:
+            raise InvalidInput("usage", waiting[0][1], "its uses do not fit between its ticks")
+        if not waiting:
+            raise InvalidInput("usage", tick, "no id was used at this tick")
+        last, mid, middle = heapq.heappop(waiting)
+        order.append(mid)
+        if middle > 1:
+            heapq.heappush(waiting, (last, mid, middle - 1))
+    return order
+
+
+# -- checking one record -----------------------------------------------------------
+
+
+def _memory(r: dict[str, Any]) -> Memory:
+    status = r.get("status")
+    if status not in STATUSES:
+        raise InvalidInput("status", status, f"must be one of {', '.join(STATUSES)}")
+    content = _str("content", r.get("content"))
+    if content:  # empty only when purged, which `_Loader.finish` checks
+        validate.content(content, limit=len(content.encode("utf-8")) + 1)
+    step = validate.count("step", r.get("step"))
+    return make_memory(
+        {
+            "id": validate.text("id", r.get("id")),
+            "content": content,
+            "kind": validate.kind(r.get("kind")),
+            "scope": validate.text("scope", r.get("scope")),
+            "tenant": validate.text("tenant", r.get("tenant")),
+            "session": validate.optional_text("session", r.get("session")),
+            "key": validate.optional_text("key", r.get("key")),
+            "importance": validate.importance(r.get("importance")),
+            "tags": validate.tags(r.get("tags")),
+            "project": validate.optional_text("project", r.get("project")),
+            "always": validate.flag("always", r.get("always")),
+            "token_count": validate.count("token_count", r.get("token_count")),
+            "trace_id": validate.optional_text("trace_id", r.get("trace_id")),
+            "step": step,
+            "metadata": validate.metadata(r.get("metadata")),
+            "valid_from": _time("valid_from", r.get("valid_from"), optional=True),
+            "valid_to": _time("valid_to", r.get("valid_to"), optional=True),
+            "superseded_by": validate.optional_text("superseded_by", r.get("superseded_by")),
+            "status": status,
+            "tier": validate.tier(r.get("tier")),
+            "version": _int("version", r.get("version"), least=1),
+            "created_at": _time("created_at", r.get("created_at")),
+            "created_commit": _int("created_commit", r.get("created_commit"), least=1),
+            "updated_at": _time("updated_at", r.get("updated_at")),
+            "updated_commit": _int("updated_commit", r.get("updated_commit"), least=1),
+        }
+    )
+
+
+def _int(name: str, value: Any, *, least: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidInput(name, value, f"must be an integer >= {least}")
+    return value
+
+
+def _str(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(name, value, "must be a string")
+    return value
+
+
+def _list(name: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise InvalidInput(name, value, "must be a list")
+    return value
+
+
+def _time(name: str, value: Any, *, optional: bool = False) -> datetime | None:
+    if value is None and optional:
+        return None
+    try:
+        moment = datetime.fromisoformat(_str(name, value))
+    except ValueError:
+        raise InvalidInput(name, value, "must be an ISO 8601 time") from None
+    return validate.moment(name, moment)
+
+
+def backend_of(store: Any) -> Backend:
+    """The backend under a Store: export and import copy its rows, not the Store's view of them.
+
+    Going below the Store is what keeps commit ids, sequence numbers and times
+    exactly as they were; the Store API would mint new ones.
+    """
+    backend = getattr(store, "_backend", None)
+    if backend is None:
+        raise InvalidInput("store", store, "must be a memcommit Store (not a tenant view)")
+    return backend
+
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Summary",
+    "export_jsonl",
+    "import_jsonl",
+    "load",
+    "records",
+    "replay_uses",
+]

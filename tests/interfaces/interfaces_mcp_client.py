@@ -1,0 +1,86 @@
+"""Drive the real MCP server with the SDK's own client: in process, over stdio, over HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+#: The command line, run exactly as a user would (``python -m memcommit``).
+MEMCOMMIT = (sys.executable, "-m", "memcommit")
+
+
+def clean_env() -> dict[str, str]:
+    """This environment without MEMCOMMIT_* settings, so only the arguments count."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("MEMCOMMIT_")}
+
+
+def stdio_params(store: Path, tenant: str) -> StdioServerParameters:
+    """Run ``python -m memcommit mcp`` as the client's subprocess."""
+    return StdioServerParameters(
+        command=MEMCOMMIT[0],
+        args=[*MEMCOMMIT[1:], "mcp", "--store", str(store), "--tenant", tenant],
+        env=clean_env(),
+    )
+
+
+@contextlib.contextmanager
+def http_server(store: Path, tenant: str) -> Iterator[str]:
+    """Start ``memcommit mcp --http --port 0`` (a free loopback port); yield the URL it prints."""
+    process = subprocess.Popen(
+        [*MEMCOMMIT, "mcp", "--http", "--port", "0", "--store", str(store), "--tenant", tenant],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
+    try:
+        line = process.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+        if match is None:
+            raise RuntimeError(f"server did not start: {line}{process.stderr.read()}")
+        yield match.group(0)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stderr.close()
+
+
+@contextlib.asynccontextmanager
+async def connect(server: Any) -> AsyncIterator[Client]:
+    """A connected client (no response cache: every read must reach the server)."""
+    async with Client(server, cache=None) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured result."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, f"{tool} failed: {error_text(result)}"
+    return result.structured_content
+
+
+async def fail(client: Client, tool: str, **arguments: Any) -> str:
+    """Call a tool that must fail with a tool error; its message."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, f"{tool}({arguments}) should have failed: {result.structured_content}"
+    return error_text(result)
+
+
+def error_text(result: Any) -> str:
+    return " ".join(getattr(block, "text", "") for block in result.content)
+
+
+async def read_json(client: Client, uri: str) -> Any:
+    """Read a JSON resource."""
+    result = await client.read_resource(uri)
+    return json.loads(result.contents[0].text)
