@@ -1,0 +1,469 @@
+"""``Compactor``: finished traces become long-term summaries, their steps archived.
+
+For every trace its policy selects, one commit adds a summary memory (kind
+"summary", tier "long", the trace's tenant and scope, provenance in metadata),
+archives the steps, and marks the root as compacted; the root stays where it
+was, and history and as-of reads before that commit still show the steps. The
+summaries are made before their commit opens, so a summarizer that fails leaves
+its trace untouched and is reported, while the other traces still compact.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from memcommit.compaction.fold import fold
+from memcommit.compaction.outline import outline, task_text
+from memcommit.compaction.policies import DONE, FinishedTraces, Partition, Policy
+from memcommit.compaction.summary import MAX_BYTES, render, to_json
+from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
+from memcommit.model import Commit, Memory, Trace
+
+#: Metadata key on a compacted trace's root: the id of the summary made from it.
+COMPACTED_INTO = "compacted_into"
+
+#: Tiers whose records count as held, for pressure.
+HELD_TIERS = ("short", "mid", "long")
+
+#: A summarizer: any callable from a Trace to JSON-serializable data.
+Summarizer = Callable[[Trace], Any]
+
+#: A merger: the task text and the summaries' data (oldest first) to one summary's data.
+Merger = Callable[[str, Sequence[Any]], Any]
+
+#: Told how far a long run has got: (done, total).
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class TraceError:
+    """Why one trace (or one group of summaries) was left as it was."""
+
+    trace_id: str
+    tenant: str
+    error: str
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What ``compact`` did: the traces compacted, their summaries, the steps archived."""
+
+    traces: tuple[str, ...] = ()
+    summaries: tuple[Memory, ...] = ()
+    moved: tuple[str, ...] = ()
+    errors: tuple[TraceError, ...] = ()
+    commits: tuple[Commit, ...] = ()
+
+    @property
+    def commit(self) -> Commit | None:
+        """The commit that did it (the last one when ``batch`` split the work), or None."""
+        return self.commits[-1] if self.commits else None
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What ``merge`` did: the evolving summaries made and the summaries they superseded."""
+
+    summaries: tuple[Memory, ...] = ()
+    superseded: tuple[str, ...] = ()
+    errors: tuple[TraceError, ...] = ()
+    commit: Commit | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One trace, summarized and ready to write."""
+
+    trace: Trace
+    content: str
+    key: str | None
+    metadata: dict[str, Any] = field(hash=False)
+
+    @property
+    def ids(self) -> set[str]:
+        """The root and step ids this plan writes over."""
+        return {self.trace.root.id, *(s.id for s in self.trace.steps)}
+
+
+class _Held(Mapping):
+    """Records held outside the archive per (tenant, scope), counted on first use only."""
+
+    def __init__(self, count: Callable[[], dict[Partition, int]]) -> None:
+        self._count = count
+        self._counts: dict[Partition, int] | None = None
+
+    def _data(self) -> dict[Partition, int]:
+        if self._counts is None:
+            self._counts = self._count()
+        return self._counts
+
+    def __getitem__(self, part: Partition) -> int:
+        return self._data()[part]
+
+    def __iter__(self) -> Iterator[Partition]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+
+def _summarizer_name(summarizer: Callable) -> str:
+    """A readable name for provenance: the function's or the class's name."""
+    while isinstance(summarizer, functools.partial):
+        summarizer = summarizer.func
+    return getattr(summarizer, "__name__", None) or type(summarizer).__name__
+
+
+class _Unusable(Exception):
+    """A summarizer or merger failed, or gave a summary the store could not keep."""
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Compactor:
+    """Turns the traces ``policy`` selects into long-term summaries made by ``summarizer``.
+
+    ``max_bytes`` bounds a summary (its JSON and its rendered text); a bigger one
+    is an error for that trace. ``key`` gives the summary's key from the trace
+    (default: the root's key), which ``merge(by="key")`` groups on.
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        policy: Policy | None = None,
+        summarizer: Summarizer = outline,
+        *,
+        merger: Merger = fold,
+        max_bytes: int = MAX_BYTES,
+        key: Callable[[Trace], str | None] | None = None,
+        author: str = "compactor",
+    ) -> None:
+        policy = policy if policy is not None else FinishedTraces()
+        if not isinstance(policy, Policy):
+            raise InvalidInput("policy", policy, "must have select(traces, now, held)")
+        if not callable(summarizer):
+            raise InvalidInput("summarizer", summarizer, "must be a callable Trace -> JSON data")
+        if not callable(merger):
+            raise InvalidInput("merger", merger, "must be a callable (task, summaries) -> JSON")
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise InvalidInput("max_bytes", max_bytes, "must be a positive int")
+        self.store = store
+        self.policy = policy
+        self.summarizer = summarizer
+        self.merger = merger
+        self.max_bytes = max_bytes
+        self.key = key if key is not None else (lambda trace: trace.root.key)
+        self.author = author
+
+    # -- choosing ---------------------------------------------------------
+
+    def _now(self, now: datetime | None) -> datetime:
+        """``now`` checked, or the current UTC time for the policy.
+
+        Commits get ``now`` as given, so without it the store's own clock dates them.
+        """
+        if now is None:
+            return datetime.now(timezone.utc)
+        if not isinstance(now, datetime) or now.tzinfo is None:
+            raise InvalidInput("now", now, "must be a timezone-aware datetime")
+        return now
+
+    def _held(self) -> dict[Partition, int]:
+        held = self.store.find(tiers=HELD_TIERS, live=True)
+        return dict(Counter((m.tenant, m.scope) for m in held))
+
+    def candidates(self) -> list[Trace]:
+        """Traces not compacted yet (open ones too) whose root can still be marked."""
+        return [
+            t
+            for t in self.store.traces()
+            if COMPACTED_INTO not in t.root.metadata and t.root.status != "purged"
+        ]
+
+    def select(self, now: datetime | None = None) -> list[Trace]:
+        """The traces ``compact(now)`` would compact, in order; reads only.
+
+        Whatever a policy returns, only done candidates are kept, each once: an
+        open trace is still being written, and a compacted one is done for good.
+        """
+        candidates = self.candidates()
+        done = {t.id for t in candidates if t.status in DONE}
+        chosen = self.policy.select(candidates, self._now(now), _Held(self._held))
+        kept = []
+        for trace in chosen:
+            if trace.id in done:
+                done.discard(trace.id)
+                kept.append(trace)
+        return kept
+
+    # -- summarizing ------------------------------------------------------
+
+    def _checked(self, data: Any) -> tuple[str, Any]:
+        """Rendered content and normalized data; InvalidInput if the store could not keep them."""
+        data = json.loads(to_json(data, self.max_bytes))
+        content = render(data)
+        if not content.strip():
+            raise InvalidInput("summary", data, "renders to no text, so recall could not find it")
+        if "\x00" in content:
+            raise InvalidInput("summary", content, "renders with a NUL character")
+        size = len(content.encode("utf-8"))
+        limit = min(self.max_bytes, getattr(self.store, "max_content_bytes", self.max_bytes))
+        if size > limit:
+            raise InvalidInput("summary", f"{size} bytes", f"renders larger than {limit} bytes")
+        return content, data
+
+    def _usable(self, make: Callable[[], Any]) -> tuple[str, Any]:
+        """Call a plug-in and check its output; any failure becomes _Unusable with the reason."""
+        try:
+            data = make()
+        except Exception as exc:  # a plug-in may fail any way; its input is just left as is
+            raise _Unusable(f"{_summarizer_name(make)} raised {_describe(exc)}") from exc
+        try:
+            return self._checked(data)
+        except Exception as exc:  # odd objects can fail while being checked, too
+            raise _Unusable(f"unusable summary: {exc}") from exc
+
+    def _plan(self, trace: Trace) -> _Plan:
+        """Summarize one trace; raises _Unusable when the summary cannot be kept."""
+        content, data = self._usable(functools.partial(self.summarizer, trace))
+        try:
+            key = self.key(trace)
+        except Exception as exc:  # the key function is a plug-in too
+            raise _Unusable(f"key raised {_describe(exc)}") from exc
+        if key is not None and (not isinstance(key, str) or not key.strip() or "\x00" in key):
+            raise _Unusable(f"key returned {key!r}; it must be None or a non-empty string")
+        built_from = [trace.root, *trace.steps]
+        metadata = {
+            "task": task_text(trace.root),
+            "summary": data,
+            "summarizer": _summarizer_name(self.summarizer),
+            "provenance": {
+                "trace_id": trace.id,
+                "trace_ids": [trace.id],
+                "built_from": [m.id for m in built_from],
+                "versions": {m.id: m.version for m in built_from},
+            },
+        }
+        return _Plan(trace, content, key, metadata)
+
+    # -- writing ----------------------------------------------------------
+
+    def _write(self, tx: Any, plan: _Plan) -> tuple[Memory, list[str]]:
+        """Inside ``tx``: the summary, the steps to the archive, the root marked."""
+        trace, root = plan.trace, plan.trace.root
+        members = [root, *trace.steps]
+        summary = tx.add(
+            plan.content,
+            kind="summary",
+            tier="long",
+            scope=trace.scope,
+            tenant=trace.tenant,
+            session=root.session,
+            key=plan.key,
+            importance=max(m.importance for m in members),
+            tags=tuple(sorted({t for m in members for t in m.tags})),
+            project=root.project,
+            metadata=plan.metadata,
+        )
+        moved = []
+        for step in trace.steps:
+            if step.tier != "archive" and step.status != "purged":
+                tx.archive(step.id)
+                moved.append(step.id)
+        tx.update(
+            root.id,
+            expected_version=root.version,
+            metadata={**root.metadata, COMPACTED_INTO: summary.id},
+        )
+        return summary, moved
+
+    def _commit(
+        self,
+        plans: list[_Plan],
+        now: datetime | None,
+        progress: Progress | None,
+        done: int,
+        total: int,
+    ) -> tuple[Commit, list[Memory], list[str]]:
+        """Write ``plans`` in one commit; all of them land or none."""
+        summaries: list[Memory] = []
+        moved: list[str] = []
+        message = f"compact {len(plans)} trace{'s' if len(plans) != 1 else ''}"
+        with self.store.commit(message=message, author=self.author, now=now) as tx:
+            for i, plan in enumerate(plans, 1):
+                summary, steps = self._write(tx, plan)
+                summaries.append(summary)
+                moved += steps
+                if progress is not None:
+                    progress(done + i, total)
+        return tx.result, summaries, moved
+
+    def compact(
+        self,
+        now: datetime | None = None,
+        *,
+        batch: int | None = None,
+        progress: Progress | None = None,
+    ) -> CompactionResult:
+        """Compact the traces the policy selects; one commit (or one per ``batch`` traces).
+
+        A trace whose summarizer fails, or that another writer changed since it
+        was read, is left as it was and reported in ``errors``. ``progress(done, total)``
+        is told after each trace is written.
+        """
+        if batch is not None and (
+            isinstance(batch, bool) or not isinstance(batch, int) or batch < 1
+        ):
+            raise InvalidInput("batch", batch, "must be a positive int or None")
+        self._now(now)  # checked before anything is read
+        pending = self.select(now)
+        total = len(pending)
+        size = batch or max(total, 1)
+        errors: list[TraceError] = []
+        commits, summaries, moved, traces = [], [], [], []
+        while pending:
+            # Let go of each batch's traces once written: a smaller heap keeps long runs linear.
+            start = total - len(pending)
+            chunk, pending = self._plans(pending[:size], errors), pending[size:]
+            while chunk:
+                try:
+                    commit, made, steps = self._commit(chunk, now, progress, start, total)
+                except (Conflict, Purged, NotFound) as exc:
+                    chunk = self._without_culprit(chunk, exc, errors)
+                    continue
+                commits.append(commit)
+                summaries += made
+                moved += steps
+                traces += [p.trace.id for p in chunk]
+                break
+        return CompactionResult(
+            tuple(traces), tuple(summaries), tuple(moved), tuple(errors), tuple(commits)
+        )
+
+    def _plans(self, traces: Sequence[Trace], errors: list[TraceError]) -> list[_Plan]:
+        """Summaries for one batch of traces (made just before it is written, to bound memory)."""
+        plans = []
+        for trace in traces:
+            try:
+                plans.append(self._plan(trace))
+            except _Unusable as exc:
+                errors.append(TraceError(trace.id, trace.tenant, str(exc)))
+        return plans
+
+    @staticmethod
+    def _without_culprit(
+        chunk: list[_Plan], exc: Exception, errors: list[TraceError]
+    ) -> list[_Plan]:
+        """The plans left when a memory of one trace changed under us (another writer).
+
+        A root that moved on, or a root or step purged or gone since it was read,
+        leaves that trace alone (reported) and the rest is tried again; any other
+        failure is not ours to hide.
+        """
+        culprit = getattr(exc, "memory_id", None) or getattr(exc, "value", None)
+        lost = next((p for p in chunk if culprit in p.ids), None)
+        if lost is None:
+            raise exc
+        errors.append(TraceError(lost.trace.id, lost.trace.tenant, f"changed meanwhile: {exc}"))
+        return [p for p in chunk if p is not lost]
+
+    # -- merging ----------------------------------------------------------
+
+    def _groups(
+        self, by: str, task: str | None, key: str | None, tenant: str | None
+    ) -> dict[tuple, list[Memory]]:
+        """Live summaries grouped by tenant, scope and task text (or key), oldest first."""
+        found = self.store.find(kinds=["summary"], tenant=tenant, key=key, live=True)
+        wanted = " ".join(task.split()) if task is not None else None
+        groups: dict[tuple, list[Memory]] = {}
+        for memory in found:
+            label = memory.key if by == "key" else memory.metadata.get("task")
+            if not isinstance(label, str) or (wanted is not None and label != wanted):
+                continue
+            groups.setdefault((memory.tenant, memory.scope, label), []).append(memory)
+        for members in groups.values():
+            members.sort(key=lambda m: (m.created_commit or 0, m.id))
+        return {k: v for k, v in sorted(groups.items()) if len(v) > 1}
+
+    def _merged_fields(self, members: list[Memory], task: str, data: Any) -> dict[str, Any]:
+        """Fields of the summary that replaces ``members``: what they share, and provenance."""
+
+        def shared(values: set) -> Any:
+            return values.pop() if len(values) == 1 else None
+
+        trace_ids: list[str] = []
+        for m in members:
+            provenance = m.metadata.get("provenance")
+            found = provenance.get("trace_ids") if isinstance(provenance, Mapping) else None
+            trace_ids += [t for t in found if isinstance(t, str)] if isinstance(found, list) else []
+        return {
+            "session": shared({m.session for m in members}),
+            "key": shared({m.key for m in members}),
+            "project": shared({m.project for m in members}),
+            "importance": max(m.importance for m in members),
+            "tags": tuple(sorted({t for m in members for t in m.tags})),
+            "metadata": {
+                "task": task,
+                "summary": data,
+                "summarizer": _summarizer_name(self.merger),
+                "provenance": {
+                    "trace_ids": list(dict.fromkeys(trace_ids)),
+                    "built_from": [m.id for m in members],
+                    "versions": {m.id: m.version for m in members},
+                },
+            },
+        }
+
+    def merge(
+        self,
+        *,
+        by: str = "task",
+        task: str | None = None,
+        key: str | None = None,
+        tenant: str | None = None,
+        now: datetime | None = None,
+    ) -> MergeResult:
+        """Fold the live summaries of each task into one evolving summary, in one commit.
+
+        Summaries of the same tenant, scope and task text (``by="task"``) or key
+        (``by="key"``) are folded by the merger into a new long-term summary, and
+        each old one is superseded by it. ``task``, ``key`` and ``tenant`` narrow
+        which summaries are looked at. A group the merger fails on is left as it
+        was and reported.
+        """
+        if by not in ("task", "key"):
+            raise InvalidInput("by", by, "must be either 'task' or 'key'")
+        self._now(now)  # checked before anything is read
+        errors: list[TraceError] = []
+        planned = []
+        for (group_tenant, scope, label), members in self._groups(by, task, key, tenant).items():
+            task_of = str(members[-1].metadata.get("task") or label)
+            datas = [m.metadata.get("summary", m.content) for m in members]
+            try:
+                content, data = self._usable(functools.partial(self.merger, task_of, datas))
+            except _Unusable as exc:
+                errors.append(TraceError(str(label), group_tenant, str(exc)))
+                continue
+            fields = self._merged_fields(members, task_of, data)
+            planned.append((members, content, {"tenant": group_tenant, "scope": scope, **fields}))
+        if not planned:
+            return MergeResult(errors=tuple(errors))
+        made, superseded = [], []
+        message = f"merge the summaries of {len(planned)} task{'s' if len(planned) != 1 else ''}"
+        with self.store.commit(message=message, author=self.author, now=now) as tx:
+            for members, content, fields in planned:
+                merged = tx.add(content, kind="summary", tier="long", **fields)
+                for member in members:
+                    tx.supersede(member.id, merged.id)
+                    superseded.append(member.id)
+                made.append(merged)
+        return MergeResult(tuple(made), tuple(superseded), tuple(errors), tx.result)

@@ -1,0 +1,146 @@
+"""What a summarizer returned: checked as JSON, bounded in size, rendered as text.
+
+A summary memory keeps the summarizer's data as JSON in its metadata and a
+readable rendering as its content: recall ranks on ``content``, so the words of
+the task and of the key lines must be there, and opaque ids must not be (they
+would only dilute the lexical match).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from memcommit.errors import InvalidInput
+
+#: Default bound on one summary, in bytes of UTF-8 JSON (and of rendered text).
+MAX_BYTES = 64 * 1024
+
+#: Deepest nesting accepted; deeper data is almost surely a cycle or a mistake.
+MAX_DEPTH = 32
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def check_json(value: Any, path: str = "summary", depth: int = 0) -> None:
+    """Raise InvalidInput (naming the path) unless ``value`` is plain JSON data.
+
+    Plain means what ``json.loads`` gives back unchanged: dicts with string keys,
+    lists, strings, finite numbers, booleans and None (tuples count as lists).
+    """
+    if depth > MAX_DEPTH:
+        raise InvalidInput(path, type(value).__name__, f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInput(path, value, "is not a finite number, so not JSON")
+    if isinstance(value, _SCALARS):
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidInput(path, key, "has a key that is not a string, so not JSON")
+            check_json(item, f"{path}[{key!r}]", depth + 1)
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            check_json(item, f"{path}[{index}]", depth + 1)
+        return
+    raise InvalidInput(path, type(value).__name__, "is not JSON (dict, list, str, number, bool)")
+
+
+def to_json(value: Any, max_bytes: int = MAX_BYTES) -> str:
+    """``value`` as canonical JSON text, after checking it is JSON, not empty and not huge."""
+    check_json(value)
+    if value is None or value == "" or (isinstance(value, (Mapping, list, tuple)) and not value):
+        raise InvalidInput("summary", value, "is empty; a summary must say something")
+    text = json.dumps(value, ensure_ascii=False, sort_keys=False, allow_nan=False)
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidInput("summary", value, "is not valid Unicode (lone surrogate)") from None
+    if size > max_bytes:
+        raise InvalidInput("summary", f"{size} bytes", f"is larger than max_bytes={max_bytes}")
+    return text
+
+
+def _is_id_key(key: str) -> bool:
+    """Keys holding opaque ids, left out of the rendered text."""
+    return key in ("id", "ids") or key.endswith(("_id", "_ids"))
+
+
+def _inline(value: Any) -> str:
+    """A scalar, a flat list or a flat mapping on one line."""
+    if isinstance(value, Mapping):
+        return ", ".join(
+            f"{k} {_inline(v)}" for k, v in value.items() if not _is_id_key(k) and v is not None
+        )
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_inline(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _render_into(lines: list[str], data: Mapping[str, Any], indent: str) -> None:
+    """Append ``key: value`` lines for ``data``; lists become bullet lines."""
+    for key, value in data.items():
+        if key == "task" or _is_id_key(key) or value is None or value in ("", [], {}):
+            continue
+        if isinstance(value, (list, tuple)):
+            lines.append(f"{indent}{key}:")
+            lines.extend(f"{indent}- {_inline(item)}" for item in value)
+        elif isinstance(value, Mapping) and any(isinstance(v, Mapping) for v in value.values()):
+            lines.append(f"{indent}{key}:")
+            _render_into(lines, value, indent + "  ")
+        else:
+            lines.append(f"{indent}{key}: {_inline(value)}")
+
+
+#: Fields of an outline (or folded) summary that stay in metadata only: times and
+#: counts would add tokens a query never asks for, and dilute the lexical match.
+_METADATA_ONLY = ("task", "status", "statuses", "steps", "runs", "started", "ended", "first",
+                  "last", "seconds", "kinds", "lines", "errors", "omitted")  # fmt: skip
+
+
+def _render_outline(data: Mapping[str, Any]) -> list[str]:
+    """An outline or folded summary: task, how it went, prose fields, key lines, errors."""
+    text = [str(data["task"])] if data.get("task") else []
+    statuses = data.get("statuses")
+    if isinstance(statuses, Mapping) and statuses:
+        text.append(", ".join(f"{n} {status}" for status, n in statuses.items()))
+    elif data.get("status"):
+        steps = data.get("steps")
+        text.append(f"{data['status']}" + (f" after {steps} steps" if steps else ""))
+    text += [
+        str(value)
+        for key, value in data.items()
+        if key not in _METADATA_ONLY and not _is_id_key(key) and isinstance(value, str) and value
+    ]
+    text += [f"- {_inline(line)}" for line in data["lines"]]
+    errors = data.get("errors")
+    for error in errors if isinstance(errors, list) else ():
+        if isinstance(error, Mapping) and "step" in error:
+            text.append(f"error at step {error['step']}: {_inline(error.get('error', ''))}")
+        else:
+            text.append(f"error: {_inline(error)}")
+    return text
+
+
+def render(data: Any) -> str:
+    """The text a summary memory carries as ``content``: the task first, then the rest.
+
+    A string is used as it is. An outline-shaped mapping (one with ``lines``)
+    gives its task, how it went, any prose, the key lines and the errors; its
+    times and counts stay in metadata. Any other mapping gives its ``task`` first
+    and every other field (ids left out) as ``key: value`` or bullet lines.
+    """
+    if isinstance(data, str):
+        return data.strip()
+    if not isinstance(data, Mapping):
+        return _inline(data)
+    if isinstance(data.get("lines"), list):
+        return "\n".join(_render_outline(data))
+    lines = [str(data["task"])] if data.get("task") else []
+    _render_into(lines, data, "")
+    return "\n".join(lines)
