@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import uuid
 from datetime import datetime, timezone
 
 import pytest
@@ -15,21 +18,81 @@ def now() -> datetime:
     return FIXED_NOW
 
 
-@pytest.fixture
-def make_store(tmp_path):
-    """Open fresh stores (SQLite files in tmp_path); call it as ``make_store(name, **options)``.
+POSTGRES_URL = os.environ.get(
+    "MEMCOMMIT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
 
-    Backend suites parametrize this fixture; store tests use it through ``store``.
+
+@functools.cache
+def _postgres_down() -> str | None:
+    """Why the test PostgreSQL server cannot be used, or None when it can (asked once)."""
+    try:
+        import psycopg
+
+        psycopg.connect(POSTGRES_URL, connect_timeout=3).close()
+    except Exception as exc:  # a missing driver or a refused connection: both mean "skip"
+        return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
+    return None
+
+
+def postgres_url() -> str:
+    """The test server's URL; skips (fails under MEMCOMMIT_REQUIRE_POSTGRES=1) if unreachable."""
+    reason = _postgres_down()
+    if reason is not None:
+        message = f"PostgreSQL at {POSTGRES_URL} is not usable ({reason})"
+        if os.environ.get("MEMCOMMIT_REQUIRE_POSTGRES") == "1":
+            pytest.fail(message + " and MEMCOMMIT_REQUIRE_POSTGRES=1")
+        pytest.skip(message + "; set MEMCOMMIT_TEST_POSTGRES to run these")
+    return POSTGRES_URL
+
+
+def drop_schemas(schemas) -> None:
+    """Drop test schemas (and everything in them) from the test server."""
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        for schema in schemas:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The test PostgreSQL server's URL, for PostgreSQL-only tests (skips if unreachable)."""
+    return postgres_url()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_backend(request) -> str:
+    """Which backend a store test runs on: every store test runs on both."""
+    if request.param == "postgres":
+        postgres_url()
+    return request.param
+
+
+@pytest.fixture
+def make_store(tmp_path, store_backend):
+    """Open fresh stores on the test's backend; call it as ``make_store(name, **options)``.
+
+    SQLite: files in tmp_path. PostgreSQL: one new schema per name, dropped after
+    the test. The same name opens the same store again.
     """
     import memcommit
 
     opened = []
+    schemas: dict[str, str] = {}
 
     def make(name: str = "store.db", **options):
-        store = memcommit.open(tmp_path / name, **options)
+        if store_backend == "sqlite":
+            target = tmp_path / name
+        else:
+            schema = schemas.setdefault(name, f"test_{uuid.uuid4().hex[:16]}")
+            target, options = POSTGRES_URL, {"schema": schema, **options}
+        store = memcommit.open(target, **options)
         opened.append(store)
         return store
 
     yield make
     for store in opened:
         store.close()
+    if schemas:
+        drop_schemas(schemas.values())

@@ -1,0 +1,326 @@
+"""``memcommit init | add | get | find | log | show | history | diff | check``: the store.
+
+Each command opens the store, calls one library method through a tenant view
+(``--tenant``, default "default"), and prints a rich table or ``--json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.table import Column, Table
+
+import memcommit
+from memcommit.cli.app import console, handle_errors, json_option, main, print_json, store_option
+from memcommit.model import KINDS, TIERS, Change, Commit, Memory
+
+_PREVIEW = 60
+
+
+def tenant_option(fn: Callable) -> Callable:
+    """Add ``--tenant`` (default "default"): every command works inside one tenant."""
+    return click.option(
+        "--tenant", default="default", show_default=True, help="The tenant to work in."
+    )(fn)
+
+
+def as_of_option(fn: Callable) -> Callable:
+    """Add ``--as-of``: a commit seq, a commit id, or an ISO 8601 time with an offset."""
+    return click.option(
+        "--as-of", "as_of_text", help="Read as of a commit (seq or id) or a time (ISO 8601)."
+    )(fn)
+
+
+def parse_as_of(text: str | None) -> int | str | datetime | None:
+    """``"12"`` -> seq 12; an ISO time -> datetime; anything else -> a commit id."""
+    if text is None:
+        return None
+    if text.isdigit():
+        return int(text)
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return text
+
+
+@contextmanager
+def opened(store_target: str, tenant: str | None = None) -> Iterator[Any]:
+    """The store (or its tenant view), closed afterwards."""
+    store = memcommit.open(store_target)
+    try:
+        yield store if tenant is None else store.tenant(tenant)
+    finally:
+        store.close()
+
+
+def _preview(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _PREVIEW else line[: _PREVIEW - 1] + "…"
+
+
+def _memory_table(memories: list[Memory], *, versions: bool = False) -> Table:
+    first = Column("version") if versions else Column("id", overflow="fold", min_width=32)
+    table = Table(first, "kind", "scope", "tier", "status", "content")
+    for m in memories:
+        table.add_row(
+            str(m.version) if versions else m.id, m.kind, m.scope, m.tier, m.status,
+            _preview(m.content),
+        )  # fmt: skip
+    return table
+
+
+def _changes_table(changes: list[Change] | tuple[Change, ...]) -> Table:
+    table = Table("op", Column("memory", overflow="fold", min_width=32), "version", "detail")
+    for c in changes:
+        detail = ", ".join(f"{k}={v}" for k, v in c.detail.items())
+        table.add_row(c.op, c.memory_id or "", "" if c.version is None else str(c.version), detail)
+    return table
+
+
+def _commit_line(c: Commit) -> str:
+    return f"commit {c.seq} {c.id}  {c.time.isoformat()}  {c.author}: {c.message}"
+
+
+@main.command("init")
+@store_option
+@json_option
+@handle_errors
+def init_cmd(store_target: str, as_json: bool) -> None:
+    """Create a store (or bring an existing one's schema up to date).
+
+    Example:
+
+        memcommit init --store agent.db
+    """
+    with opened(store_target) as store:
+        head = store.head
+    if as_json:
+        print_json({"store": store_target, "head": None if head is None else head.seq})
+    else:
+        console.print(f"store ready at {store_target} ({head.seq if head else 0} commits)")
+
+
+@main.command("add")
+@click.argument("content")
+@click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)
+@click.option("--scope", default="shared", show_default=True, help="Partition of the memory.")
+@click.option("--session", help="Session the memory belongs to.")
+@click.option("--key", help="Newer facts with the same key replace older ones in recall.")
+@click.option("--importance", type=float, default=0.5, show_default=True, help="From 0 to 1.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeat for more).")
+@click.option("--tier", type=click.Choice(TIERS), default="short", show_default=True)
+@click.option("--always", is_flag=True, help="A behavioural correction that always loads.")
+@click.option("--message", "-m", default="", help="Commit message.")
+@click.option("--author", default="cli", show_default=True, help="Commit author.")
+@tenant_option
+@store_option
+@json_option
+@handle_errors
+def add_cmd(
+    content: str, kind: str, scope: str, session: str | None, key: str | None, importance: float,
+    tags: tuple[str, ...], tier: str, always: bool, message: str, author: str, tenant: str,
+    store_target: str, as_json: bool,
+) -> None:  # fmt: skip
+    """Add one memory in a commit of its own (Transaction.add).
+
+    Example:
+
+        memcommit add "The user prefers tea" --kind fact --key drink -m "noted a preference"
+    """
+    with opened(store_target, tenant) as view, view.commit(message=message, author=author) as tx:
+        m = tx.add(
+            content, kind=kind, scope=scope, session=session, key=key, importance=importance,
+            tags=tags, tier=tier, always=always,
+        )  # fmt: skip
+    if as_json:
+        print_json({"memory": m, "commit": {"seq": tx.result.seq, "id": tx.result.id}})
+    else:
+        console.print(f"added {m.id} in commit {tx.result.seq}")
+
+
+@main.command("get")
+@click.argument("memory_id")
+@as_of_option
+@tenant_option
+@store_option
+@json_option
+@handle_errors
+def get_cmd(memory_id: str, as_of_text: str | None, tenant: str, store_target: str, as_json: bool):
+    """Show one memory (Store.get), optionally as it was at an earlier commit.
+
+    Example:
+
+        memcommit get 01a228c9a9fb154e01830803e85a0f72 --as-of 3
+    """
+    with opened(store_target, tenant) as view:
+        m = view.get(memory_id, as_of=parse_as_of(as_of_text))
+    if as_json:
+        print_json(m)
+        return
+    table = Table("field", "value", show_header=False)
+    for f in dataclasses.fields(m):
+        value = getattr(m, f.name)
+        table.add_row(f.name, "" if value is None else str(value))
+    console.print(table)
+
+
+@main.command("find")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Repeatable.")
+@click.option("--scope", "scopes", multiple=True, help="Repeatable.")
+@click.option("--session", "sessions", multiple=True, help="Repeatable.")
+@click.option("--key", help="Only memories with this key.")
+@click.option("--tier", "tiers", multiple=True, type=click.Choice(TIERS), help="Repeatable.")
+@click.option("--trace", help="Only the root and steps of this trace.")
+@click.option("--all", "everything", is_flag=True, help="Include memories that no longer hold.")
+@click.option("--limit", type=int, help="At most this many.")
+@as_of_option
+@tenant_option
+@store_option
+@json_option
+@handle_errors
+def find_cmd(
+    kinds: tuple[str, ...], scopes: tuple[str, ...], sessions: tuple[str, ...], key: str | None,
+    tiers: tuple[str, ...], trace: str | None, everything: bool, limit: int | None,
+    as_of_text: str | None, tenant: str, store_target: str, as_json: bool,
+) -> None:  # fmt: skip
+    """List memories matching filters (Store.find); live ones only unless --all.
+
+    Example:
+
+        memcommit find --kind fact --scope planner --limit 20
+    """
+    with opened(store_target, tenant) as view:
+        found = view.find(
+            kinds=kinds or None, scopes=scopes or None, sessions=sessions or None, key=key,
+            tiers=tiers or None, trace=trace, live=not everything, limit=limit,
+            as_of=parse_as_of(as_of_text),
+        )  # fmt: skip
+    if as_json:
+        print_json(found)
+        return
+    console.print(_memory_table(found))
+    console.print(f"{len(found)} memories")
+
+
+@main.command("log")
+@click.option("--limit", type=int, help="At most this many commits.")
+@as_of_option
+@tenant_option
+@store_option
+@json_option
+@handle_errors
+def log_cmd(
+    limit: int | None, as_of_text: str | None, tenant: str, store_target: str, as_json: bool
+) -> None:
+    """List commits, newest first (Store.log).
+
+    Example:
+
+        memcommit log --limit 10
+    """
+    with opened(store_target, tenant) as view:
+        commits = view.log(limit=limit, as_of=parse_as_of(as_of_text))
+    if as_json:
+        print_json(commits)
+        return
+    table = Table("seq", Column("id", overflow="fold"), "time", "author", "message", "changes")
+    for c in commits:
+        table.add_row(
+            str(c.seq), c.id, c.time.isoformat(timespec="seconds"), c.author, c.message,
+            str(len(c.changes)),
+        )  # fmt: skip
+    console.print(table)
+
+
+@main.command("show")
+@click.argument("commit")
+@tenant_option
+@store_option
+@json_option
+@handle_errors
+def show_cmd(commit: str, tenant: str, store_target: str, as_json: bool) -> None:
+    """Show one commit and its changes (Store.show), by seq or id.
+
+    Example:
+
+        memcommit show 3
+    """
+    with opened(store_target, tenant) as view:
+        found = view.show(int(commit) if commit.isdigit() else commit)
+    if as_json:
+        print_json(found)
+        return
+    console.print(_commit_line(found))
+    console.print(_changes_table(found.changes))
+
+
+@main.command("history")
+@click.argument("memory_id")
+@tenant_option
+@store_option
+@json_option
+@handle_errors
+def history_cmd(memory_id: str, tenant: str, store_target: str, as_json: bool) -> None:
+    """Show every version of one memory, oldest first (Store.history).
+
+    Example:
+
+        memcommit history 01a228c9a9fb154e01830803e85a0f72
+    """
+    with opened(store_target, tenant) as view:
+        versions = view.history(memory_id)
+    if as_json:
+        print_json(versions)
+        return
+    console.print(_memory_table(versions, versions=True))
+
+
+@main.command("diff")
+@click.argument("a")
+@click.argument("b")
+@tenant_option
+@store_option
+@json_option
+@handle_errors
+def diff_cmd(a: str, b: str, tenant: str, store_target: str, as_json: bool) -> None:
+    """List the changes after commit A up to commit B (Store.diff); seqs, ids or times.
+
+    Example:
+
+        memcommit diff 2 5
+    """
+    with opened(store_target, tenant) as view:
+        changes = view.diff(parse_as_of(a), parse_as_of(b))
+    if as_json:
+        print_json(changes)
+        return
+    console.print(_changes_table(changes))
+
+
+@main.command("check")
+@store_option
+@json_option
+@handle_errors
+def check_cmd(store_target: str, as_json: bool) -> None:
+    """Verify the store's invariants (Store.check); exit code 1 if any is broken.
+
+    Example:
+
+        memcommit check --store agent.db
+    """
+    with opened(store_target) as store:
+        report = store.check()
+    if as_json:
+        print_json({"ok": report.ok, "problems": list(report.problems)})
+    elif report.ok:
+        console.print("ok: every invariant holds")
+    else:
+        for problem in report.problems:
+            console.print(f"[red]problem[/red] {problem}")
+    if not report.ok:
+        raise SystemExit(1)

@@ -1,0 +1,24 @@
+"""The store: memories changed only by atomic commits, with history, traces and tenants.
+
+``memcommit.open(target)`` picks a backend by the target's scheme (a SQLite
+path by default) and returns a `Store`.
+"""
+
+from memcommit.store.backend import Backend, Batch, Query, TraceRow, register
+from memcommit.store.check import CheckReport
+from memcommit.store.store import Store, open
+from memcommit.store.tenant import TenantView
+from memcommit.store.transaction import Transaction
+
+__all__ = [
+    "Backend",
+    "Batch",
+    "CheckReport",
+    "Query",
+    "Store",
+    "TenantView",
+    "TraceRow",
+    "Transaction",
+    "open",
+    "register",
+]

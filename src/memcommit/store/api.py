@@ -1,0 +1,322 @@
+"""The read/write API shared by the store and its tenant views.
+
+`Store` is this API over every tenant; `TenantView` is the same API with
+``_only`` set, which restricts every read and write to one tenant.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from memcommit.errors import InvalidInput, NotFound
+from memcommit.model import KINDS, TIERS, Change, Commit, Memory, Trace, Usage
+from memcommit.store import validate as v
+from memcommit.store.backend import Query, TraceRow
+from memcommit.store.transaction import TRACE_ENDINGS, Transaction
+
+if TYPE_CHECKING:
+    from memcommit.store.store import Store
+
+TRACE_STATUSES = ("open", *TRACE_ENDINGS)
+F = TypeVar("F", bound=Callable[..., Any])
+_LOG_PAGE = 500
+
+
+def _reading(fn: F) -> F:
+    """Run a read under the store's lock (a commit in another thread is never half seen)."""
+
+    @functools.wraps(fn)
+    def wrapper(self: StoreApi, *args: Any, **kwargs: Any) -> Any:
+        store = self._store
+        with store._lock:
+            store._check_open()
+            return fn(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def visible_commit(commit: Commit, tenants: list[str | None], only: str | None) -> Commit | None:
+    """The commit as a view of tenant ``only`` sees it: its own changes only; None if none."""
+    if only is None:
+        return commit
+    changes = tuple(ch for ch, t in zip(commit.changes, tenants, strict=False) if t == only)
+    if not changes:
+        return None
+    return Commit(
+        commit.seq, commit.id, commit.parent, commit.time, commit.author, commit.message, changes
+    )
+
+
+class StoreApi:
+    """Commits, reads, hooks, use counts and state; see `memcommit.store.Store`."""
+
+    _store: Store
+    _only: str | None
+
+    # -- writing -------------------------------------------------------------------
+
+    def commit(
+        self, message: str = "", author: str = "agent", now: datetime | None = None
+    ) -> AbstractContextManager[Transaction]:
+        """Open an atomic commit: ``with store.commit(message=...) as tx: tx.add(...)``.
+
+        Leaving the block lands every change at once and sets ``tx.result``; an
+        exception inside rolls all of them back and propagates.
+        """
+        return self._store._transaction(message, author, now, self._only)
+
+    def defer(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn()`` after the open commit lands (never if it rolls back); at once if none."""
+        self._store._defer(fn)
+
+    def on_commit(self, fn: Callable[[Commit], Any]) -> Callable[[], None]:
+        """Call ``fn(commit)`` after every commit this store lands; returns an unsubscriber.
+
+        Commits landed by other processes on the same database are not announced.
+        """
+        return self._store._subscribe(fn, self._only)
+
+    def record_uses(self, ids: Iterable[str]) -> dict[str, Usage]:
+        """Count one use of each id (repeats count again), one logical tick per use.
+
+        No new memory version is written: uses are bookkeeping for the tiers.
+        """
+        ids = v.names("ids", ids)
+        if ids is None:
+            raise InvalidInput("ids", ids, "must be a list of memory ids")
+        self._require(set(ids))
+        with self._store._writing() as backend:
+            return backend.record_uses(ids)
+
+    @_reading
+    def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
+        """Use counts by id (every counted memory when ``ids`` is None)."""
+        ids = v.names("ids", ids)
+        found = self._store._backend.usage(ids)
+        if self._only is not None and found:
+            mine = self._store._backend.memories(Query(ids=list(found), tenant=self._only))
+            keep = {m.id for m in mine}
+            found = {k: u for k, u in found.items() if k in keep}
+        return found
+
+    @_reading
+    def state_get(self, namespace: str, key: str, default: Any = None) -> Any:
+        """The JSON value stored under (namespace, key), or ``default``."""
+        text = self._store._backend.state_get(self._namespace(namespace), v.text("key", key))
+        return default if text is None else json.loads(text)
+
+    def state_set(self, namespace: str, key: str, value: Any) -> None:
+        """Store a JSON value under (namespace, key); it survives reopening."""
+        ns = self._namespace(namespace)
+        v.text("key", key)
+        text = v.json_value("value", value)
+        with self._store._writing() as backend:
+            backend.state_set(ns, key, text)
+
+    def _namespace(self, namespace: str) -> str:
+        v.text("namespace", namespace)
+        return namespace if self._only is None else f"tenant:{self._only}/{namespace}"
+
+    # -- reading memories ----------------------------------------------------------
+
+    @_reading
+    def get(self, id: str, *, as_of: Any = None) -> Memory:
+        """The memory ``id`` (its latest version, or the one current at ``as_of``)."""
+        v.text("id", id)
+        found = self._store._backend.memories(
+            Query(ids=[id], tenant=self._only, as_of=self._store._seq(as_of))
+        )
+        if not found:
+            raise NotFound("id", id)
+        return found[0]
+
+    @_reading
+    def find(
+        self,
+        *,
+        tenant: str | None = None,
+        kinds: Iterable[str] | None = None,
+        scopes: Iterable[str] | None = None,
+        sessions: Iterable[str] | None = None,
+        key: str | None = None,
+        tiers: Iterable[str] | None = None,
+        live: bool = True,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        trace: str | None = None,
+        as_of: Any = None,
+        limit: int | None = None,
+    ) -> list[Memory]:
+        """Memories matching every given filter, in id order (creation order for generated ids).
+
+        ``live`` keeps only memories that hold at the read's moment (now, or the
+        as_of commit's time); ``since``/``until`` bound the creation time
+        (inclusive); with ``trace`` the result is in step order.
+        """
+        store = self._store
+        tenant = v.optional_text("tenant", tenant)
+        if self._only is not None:
+            if tenant is not None and tenant != self._only:
+                raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
+            tenant = self._only
+        seq = store._seq(as_of)
+        live_at = None
+        if v.flag("live", live):
+            live_at = store._now() if seq is None else store._time_of(seq)
+        return store._backend.memories(
+            Query(
+                tenant=tenant,
+                kinds=v.names("kinds", kinds, KINDS),
+                scopes=v.names("scopes", scopes),
+                sessions=v.names("sessions", sessions),
+                key=v.optional_text("key", key),
+                tiers=v.names("tiers", tiers, TIERS),
+                trace=v.optional_text("trace", trace),
+                since=v.moment("since", since),
+                until=v.moment("until", until),
+                live_at=live_at,
+                as_of=seq,
+                limit=v.limit(limit),
+            )
+        )
+
+    @_reading
+    def history(self, memory_id: str, *, as_of: Any = None) -> list[Memory]:
+        """Every version of one memory, oldest first (those written up to ``as_of``)."""
+        versions = self._store._backend.history(v.text("memory_id", memory_id))
+        seq = self._store._seq(as_of)
+        if seq is not None:
+            versions = [m for m in versions if (m.updated_commit or 0) <= seq]
+        if not versions or not self._visible(versions[0].tenant):
+            raise NotFound("memory_id", memory_id)
+        return versions
+
+    # -- reading commits -----------------------------------------------------------
+
+    @_reading
+    def log(self, *, limit: int | None = None, as_of: Any = None) -> list[Commit]:
+        """Commits, newest first (up to the as_of commit)."""
+        store = self._store
+        limit = v.limit(limit)
+        upto = store._seq(as_of)
+        if self._only is None:
+            return [c for c, _ in store._backend.commits(upto=upto, limit=limit)]
+        out: list[Commit] = []
+        while limit is None or len(out) < limit:
+            page = store._backend.commits(upto=upto, limit=_LOG_PAGE)
+            out += [c for c in (self._filter(c, t) for c, t in page) if c is not None]
+            if len(page) < _LOG_PAGE:
+                break
+            upto = page[-1][0].seq - 1
+        return out[:limit]
+
+    @_reading
+    def show(self, commit: Any) -> Commit:
+        """One commit with its changes, by seq, id or Commit."""
+        store = self._store
+        seq = store._seq(commit, field="commit", moments=False)
+        rows = store._backend.commits(seqs=[seq]) if seq else []
+        found = self._filter(*rows[0]) if rows else None
+        if found is None:
+            raise NotFound("commit", commit)
+        return found
+
+    @property
+    @_reading
+    def head(self) -> Commit | None:
+        """The newest commit (this view's newest, for a tenant view), or None."""
+        if self._only is None:
+            newest = self._store._backend.commits(limit=1)
+            return newest[0][0] if newest else None
+        newest = self.log(limit=1)
+        return newest[0] if newest else None
+
+    @_reading
+    def diff(self, a: Any, b: Any = None) -> list[Change]:
+        """Every change after commit ``a`` up to and including commit ``b`` (default: head).
+
+        ``a`` and ``b`` are commits (seq, id, Commit) or times; seq 0 is the empty store.
+        """
+        store = self._store
+        lo = store._seq(a, field="a") or 0
+        hi = store._seq(b, field="b")
+        if hi is None:
+            tip = store._tip()
+            hi = tip[0] if tip else 0
+        if hi < lo:
+            raise InvalidInput("b", b, f"is older than a={a!r}; pass the older commit first")
+        out: list[Change] = []
+        for c, tenants in store._backend.commits(after=lo, upto=hi, newest_first=False):
+            kept = self._filter(c, tenants)
+            if kept is not None:
+                out += kept.changes
+        return out
+
+    def _filter(self, commit: Commit, tenants: list[str | None]) -> Commit | None:
+        return visible_commit(commit, tenants, self._only)
+
+    # -- traces --------------------------------------------------------------------
+
+    @_reading
+    def trace(self, trace_id: str, *, as_of: Any = None) -> Trace:
+        """A trace with its root and ordered steps, as it stood at ``as_of``."""
+        store = self._store
+        seq = store._seq(as_of)
+        rows = store._backend.traces(ids=[v.text("trace_id", trace_id)], as_of=seq)
+        if not rows or not self._visible(rows[0].tenant):
+            raise NotFound("trace_id", trace_id)
+        return self._trace(rows[0], seq)
+
+    @_reading
+    def traces(
+        self, *, tenant: str | None = None, status: str | None = None, as_of: Any = None
+    ) -> list[Trace]:
+        """Traces in the order they began, optionally of one tenant and status."""
+        store = self._store
+        tenant = v.optional_text("tenant", tenant)
+        if status is not None and status not in TRACE_STATUSES:
+            raise InvalidInput("status", status, f"must be one of {', '.join(TRACE_STATUSES)}")
+        if self._only is not None:
+            if tenant is not None and tenant != self._only:
+                raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
+            tenant = self._only
+        seq = store._seq(as_of)
+        out = []
+        for row in store._backend.traces(tenant=tenant, as_of=seq):
+            trace = self._trace(row, seq)
+            if status is None or trace.status == status:
+                out.append(trace)
+        return out
+
+    def _trace(self, row: TraceRow, seq: int | None) -> Trace:
+        members = self._store._backend.memories(Query(trace=row.id, as_of=seq))
+        status, ended = row.status, row.ended_at
+        if seq is not None and row.ended_seq is not None and row.ended_seq > seq:
+            status, ended = "open", None
+        root = next(m for m in members if m.step == 0)
+        steps = tuple(m for m in members if m.step != 0)
+        return Trace(row.id, row.tenant, row.scope, status, root, steps, row.started_at, ended)
+
+    # -- the rest ------------------------------------------------------------------
+
+    def recall(self, query: str, **kw: Any) -> Any:
+        """Recall a bounded context for ``query``: see `memcommit.recall.recall`."""
+        from memcommit.recall import recall
+
+        return recall(self, query, **kw)
+
+    def _visible(self, tenant: str) -> bool:
+        return self._only is None or tenant == self._only
+
+    @_reading
+    def _require(self, ids: set[str]) -> None:
+        """NotFound for the first id that is not a memory this API can see."""
+        found = self._store._backend.memories(Query(ids=list(ids), tenant=self._only))
+        missing = ids - {m.id for m in found}
+        if missing:
+            raise NotFound("ids", sorted(missing)[0])

@@ -1,0 +1,204 @@
+"""The narrow interface every storage backend implements, and the scheme registry.
+
+The Store holds all the logic (validation, versions, traces, tenants, hooks);
+a backend only stores rows and answers queries. A new backend is one module that
+implements `Backend` and calls `register(scheme, factory)`; `open_backend` picks
+it by the target's URL scheme, so nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from memcommit.errors import InvalidInput
+from memcommit.model import Commit, Memory, Usage
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """A trace's own state; its root and steps are memories with ``trace_id`` set."""
+
+    id: str
+    tenant: str
+    scope: str
+    session: str | None
+    status: str  # "open" | "finished" | "failed" (the latest one; see ended_seq)
+    last_step: int
+    started_seq: int
+    started_at: datetime
+    ended_seq: int | None = None
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    """Which memory versions a read wants; the backend turns it into one SELECT.
+
+    ``as_of`` is a commit seq (None: the present). ``live_at`` set means only
+    memories that hold at that time. Results come in id order (generated ids
+    sort by creation), or by step when ``trace`` is set.
+    """
+
+    ids: Sequence[str] | None = None
+    tenant: str | None = None
+    kinds: Sequence[str] | None = None
+    scopes: Sequence[str] | None = None
+    sessions: Sequence[str | None] | None = None
+    key: str | None = None
+    tiers: Sequence[str] | None = None
+    trace: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    live_at: datetime | None = None
+    as_of: int | None = None
+    limit: int | None = None
+
+
+@dataclass
+class Batch:
+    """Every row write of one commit, applied by `Backend.write` in one transaction.
+
+    ``versions`` are the new memory versions in order; ``ended`` marks which of
+    them a later version in the same batch already replaced. ``closes`` are the
+    (id, version) rows that were current before this commit and are replaced
+    now; ``purges`` are ids whose content is erased in every stored version.
+    """
+
+    commit: Commit
+    tenants: list[str | None]  # per change of the commit: the tenant it touched
+    versions: Sequence[Memory] = field(default_factory=list)
+    ended: list[bool] = field(default_factory=list)
+    closes: list[tuple[str, int]] = field(default_factory=list)
+    purges: list[str] = field(default_factory=list)
+    traces: list[TraceRow] = field(default_factory=list)
+
+
+class Backend(Protocol):
+    """Storage of commits, memory versions, traces, use counts and small state."""
+
+    def begin(self) -> None:
+        """Start the write transaction of one commit and take the writers' lock."""
+
+    def write(self, batch: Batch) -> None:
+        """Apply every row write of a commit inside the open transaction."""
+
+    def commit(self) -> None:
+        """Make the open transaction durable."""
+
+    def rollback(self) -> None:
+        """Drop the open transaction."""
+
+    def commits(
+        self,
+        *,
+        seqs: Sequence[int] | None = None,
+        after: int = 0,
+        upto: int | None = None,
+        newest_first: bool = True,
+        limit: int | None = None,
+        changes: bool = True,
+    ) -> list[tuple[Commit, list[str | None]]]:
+        """Commits by seq or range ``after < seq <= upto``, each with the tenant of each change.
+
+        With ``changes=False`` the commits come without their changes (cheap).
+        """
+
+    def commit_seq(self, commit_id: str) -> int | None:
+        """The seq of a commit id, or None."""
+
+    def seq_at(self, time: datetime) -> int:
+        """The highest seq whose commit time is at or before ``time`` (0 if none)."""
+
+    def memories(self, query: Query) -> list[Memory]:
+        """Memory versions matching ``query`` as the store stood at ``query.as_of``."""
+
+    def history(self, memory_id: str) -> list[Memory]:
+        """Every version of one memory, oldest first."""
+
+    def traces(
+        self,
+        *,
+        ids: Sequence[str] | None = None,
+        tenant: str | None = None,
+        as_of: int | None = None,
+    ) -> list[TraceRow]:
+        """Traces begun at or before ``as_of`` (their latest state), in order begun."""
+
+    def tenants(self, as_of: int | None = None) -> list[str]:
+        """Tenants that have at least one memory, sorted."""
+
+    def record_uses(self, ids: Sequence[str]) -> dict[str, Usage]:
+        """Count one use per id on the logical clock (one tick per use), in one transaction."""
+
+    def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
+        """Use counts for ``ids`` (every counted memory when None)."""
+
+    def state_get(self, namespace: str, key: str) -> str | None:
+        """The JSON text stored under (namespace, key), or None."""
+
+    def state_set(self, namespace: str, key: str, value: str) -> None:
+        """Store JSON text under (namespace, key)."""
+
+    def state_items(self) -> list[tuple[str, str, str]]:
+        """Every (namespace, key, JSON text) of the small state, sorted (to copy a store)."""
+
+    def check(self) -> list[str]:
+        """Problems found in the stored data (empty when every invariant holds)."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+
+BackendFactory = Callable[..., Backend]
+_registry: dict[str, BackendFactory] = {}
+
+
+def register(scheme: str, factory: BackendFactory) -> None:
+    """Make ``scheme://...`` targets open with ``factory(target, **options)``."""
+    _registry[scheme] = factory
+
+
+def scheme_of(target: str) -> str:
+    """``postgresql://x`` -> "postgresql"; plain paths and ":memory:" -> "sqlite"."""
+    head, sep, _ = target.partition("://")
+    if not sep:
+        return "sqlite"
+    return "postgresql" if head == "postgres" else head
+
+
+def open_backend(target: Any, **options: Any) -> Backend:
+    """The backend for ``target``, chosen by its scheme; loads built-in modules on demand."""
+    if hasattr(target, "__fspath__"):
+        target = str(target.__fspath__())
+    if not isinstance(target, str) or not target:
+        raise InvalidInput("target", target, "must be a file path, ':memory:' or a URL")
+    scheme = scheme_of(target)
+    if scheme not in _registry:
+        _load_builtin(scheme)
+    if scheme not in _registry:
+        known = ", ".join(sorted({*_registry, *_BUILTIN}))
+        raise InvalidInput("target", target, f"unknown scheme {scheme!r}; known: {known}")
+    return _registry[scheme](target, **options)
+
+
+#: Built-in backend modules, imported the first time their scheme is asked for.
+_BUILTIN = {"sqlite": "memcommit.store.sqlite", "postgresql": "memcommit.store.postgres"}
+
+
+def _load_builtin(scheme: str) -> None:
+    module = _BUILTIN.get(scheme)
+    if module is None:
+        return
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            reason = f"the {scheme} backend is not available in this install"
+        else:
+            reason = f"the {scheme} backend needs {exc.name}: pip install 'memcommit[{scheme}]'"
+        raise InvalidInput("target", scheme, reason) from exc

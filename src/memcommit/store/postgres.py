@@ -1,0 +1,722 @@
+"""The shared backend: one PostgreSQL schema per store, through psycopg 3 and a connection pool.
+
+Many processes on many hosts may write one store. Every commit takes a
+transaction-level advisory lock keyed on the store's schema before it reads the
+tip, so sequence numbers are gap-free and an expected version is checked against
+what really is current; the lock goes with the transaction (commit, rollback, or
+a dropped connection). Reads run on pooled autocommit connections, except inside
+a commit, where they see what the commit's own transaction sees.
+
+    memcommit.open("postgresql://user@host/db?schema=agents")   # or open(url, schema="agents")
+
+Options of ``open()``: ``schema`` (default "memcommit"; created on open),
+``connect_timeout`` (seconds to reach the server, default 5), ``lock_timeout``
+(seconds a commit waits for other writers, default 30), ``pool_size``
+(connections per store, default 4). Anything libpq understands goes in the URL.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from memcommit.errors import BackendError, InvalidInput, Unavailable
+from memcommit.model import Change, Commit, Memory, Usage
+from memcommit.store import backend as registry
+from memcommit.store.backend import Batch, Query, TraceRow
+from memcommit.store.ids import seq_of
+from memcommit.store.records import memory
+from memcommit.store.schema import migrations
+
+DEFAULT_SCHEMA = "memcommit"
+_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
+_LOCK_SPACE = 0x6D656D63  # "memc": first key of every advisory lock memcommit takes
+#: Above this many new versions a commit streams them with COPY instead of INSERTs.
+_COPY_FROM = 64
+
+_COLUMNS = (
+    "id, version, content, kind, scope, tenant, session, mkey, importance, tags, project,"
+    " always, token_count, trace_id, step, metadata, valid_from, valid_to, superseded_by,"
+    " status, tier, created_at, created_commit, updated_at, seq"
+)
+_VERSION_COLUMNS = _COLUMNS + ", end_seq"
+_INSERT_VERSION = (
+    f"INSERT INTO versions ({_VERSION_COLUMNS}) VALUES (" + ", ".join(["%s"] * 26) + ")"
+)
+_INSERT_COMMIT = (
+    "INSERT INTO commits (seq, id, parent, time, author, message, changes)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+)
+_TRACE_COLUMNS = (
+    "id, tenant, scope, session, status, last_step, started_seq, started_at, ended_seq, ended_at"
+)
+_USE_TICK = ("memcommit", "use_tick")
+#: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
+_GONE = ("08", "57P01", "57P02", "57P03")
+
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+
+def _translated(exc: BaseException) -> BackendError:
+    """The memcommit error for a psycopg (or pool) error."""
+    if isinstance(exc, PoolTimeout):
+        return Unavailable(f"postgresql: no connection to the server: {exc}")
+    state = getattr(exc, "sqlstate", None)
+    gone = isinstance(exc, psycopg.InterfaceError) or (
+        isinstance(exc, psycopg.OperationalError) and (state is None or state.startswith(_GONE))
+    )
+    text = str(exc).strip() or type(exc).__name__
+    return Unavailable(f"postgresql: {text}") if gone else BackendError(f"postgresql: {text}")
+
+
+def _mapped(fn: F) -> F:
+    """Translate psycopg errors into memcommit errors at the boundary."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise _translated(exc) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _lost(exc: BaseException, conn: psycopg.Connection) -> bool:
+    """True when ``exc`` came from a connection that is now unusable (worth one more try)."""
+    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and conn.closed
+
+
+def split_target(target: str, schema: str | None, connect_timeout: float) -> tuple[str, str]:
+    """(libpq conninfo URL, schema) from a ``postgresql://`` target and the open() options.
+
+    ``?schema=`` is ours, not libpq's, so it is taken out of the URL; a
+    ``connect_timeout`` is added unless the URL sets one, so an unreachable
+    server fails the open instead of hanging it.
+    """
+    parts = urlsplit(target)
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    named = [value for key, value in params if key == "schema"]
+    if len(set(named)) > 1 or (named and schema is not None and named[0] != schema):
+        raise InvalidInput(
+            "schema", schema or named, "the URL and the option name different schemas"
+        )
+    chosen = schema if schema is not None else (named[0] if named else DEFAULT_SCHEMA)
+    if not isinstance(chosen, str) or not _SCHEMA_NAME.match(chosen):
+        raise InvalidInput(
+            "schema", chosen, "must be 1-63 letters, digits or _, not starting with a digit"
+        )
+    if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, int | float):
+        raise InvalidInput("connect_timeout", connect_timeout, "must be a number of seconds")
+    if not 0 < connect_timeout <= 3600:
+        raise InvalidInput("connect_timeout", connect_timeout, "must be between 0 and 3600 seconds")
+    kept = [(key, value) for key, value in params if key != "schema"]
+    if not any(key == "connect_timeout" for key, _ in kept):
+        kept.append(("connect_timeout", str(max(1, round(connect_timeout)))))
+    return urlunsplit(parts._replace(query=urlencode(kept, quote_via=quote))), chosen
+
+
+def shown(conninfo: str) -> str:
+    """The URL without its password, for messages."""
+    parts = urlsplit(conninfo)
+    if parts.password is None:
+        return conninfo
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def _row_to_memory(r: tuple) -> Memory:
+    tags = r[9]
+    meta = r[15]
+    return memory(
+        {
+            "id": r[0],
+            "content": r[2],
+            "kind": r[3],
+            "scope": r[4],
+            "tenant": r[5],
+            "session": r[6],
+            "key": r[7],
+            "importance": r[8],
+            "tags": () if tags == "[]" else tuple(json.loads(tags)),
+            "project": r[10],
+            "always": r[11],
+            "token_count": r[12],
+            "trace_id": r[13],
+            "step": r[14],
+            "metadata": {} if meta == "{}" else json.loads(meta),
+            "valid_from": r[16],
+            "valid_to": r[17],
+            "superseded_by": r[18],
+            "status": r[19],
+            "tier": r[20],
+            "version": r[1],
+            "created_at": r[21],
+            "created_commit": r[22],
+            "updated_at": r[23],
+            "updated_commit": r[24],
+        }
+    )
+
+
+def _memory_row(m: Memory, end_seq: int | None) -> tuple:
+    return (
+        m.id, m.version, m.content, m.kind, m.scope, m.tenant, m.session, m.key, m.importance,
+        json.dumps(list(m.tags)) if m.tags else "[]", m.project, m.always, m.token_count,
+        m.trace_id, m.step, json.dumps(m.metadata, sort_keys=True) if m.metadata else "{}",
+        m.valid_from, m.valid_to, m.superseded_by, m.status, m.tier, m.created_at,
+        m.created_commit, m.updated_at, m.updated_commit, end_seq,
+    )  # fmt: skip
+
+
+def _changes_text(batch: Batch) -> str:
+    """A commit's changes as the JSON text both backends store (same shape as SQLite)."""
+    return json.dumps(
+        [
+            [ch.op, ch.memory_id, ch.version, tenant, ch.detail]
+            if ch.detail
+            else [ch.op, ch.memory_id, ch.version, tenant]
+            for ch, tenant in zip(batch.commit.changes, batch.tenants, strict=False)
+        ],
+        separators=(",", ":"),
+    )
+
+
+def _commit_row(batch: Batch) -> tuple:
+    c = batch.commit
+    return (c.seq, c.id, c.parent, c.time, c.author, c.message, _changes_text(batch))
+
+
+def _queue_updates(cur: psycopg.Cursor, batch: Batch) -> None:
+    """Queue a commit's row updates (closed versions, purges, trace states) in a pipeline."""
+    seq = batch.commit.seq
+    for mid, version in batch.closes:
+        cur.execute(
+            "UPDATE versions SET end_seq = %s WHERE id = %s AND version = %s", (seq, mid, version)
+        )
+    if batch.purges:
+        cur.execute(
+            "UPDATE versions SET content = '', tags = '[]', metadata = '{}' WHERE id = ANY(%s)",
+            (list(batch.purges),),
+        )
+    for t in batch.traces:
+        cur.execute(
+            f"INSERT INTO traces ({_TRACE_COLUMNS}) VALUES"
+            " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
+            " last_step = excluded.last_step, ended_seq = excluded.ended_seq,"
+            " ended_at = excluded.ended_at",
+            (t.id, t.tenant, t.scope, t.session, t.status, t.last_step, t.started_seq,
+             t.started_at, t.ended_seq, t.ended_at),
+        )  # fmt: skip
+
+
+def _row_to_commit(r: tuple) -> tuple[Commit, list[str | None]]:
+    changes = []
+    tenants = []
+    for item in json.loads(r[6]):
+        changes.append(Change(item[0], item[1], item[2], item[4] if len(item) > 4 else {}))
+        tenants.append(item[3])
+    return Commit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(changes)), tenants
+
+
+def _in(column: str, values: Sequence[Any], params: list[Any]) -> str:
+    if len(values) == 1:
+        params.append(values[0])
+        return f"{column} = %s"
+    params.append(list(values))
+    return f"{column} = ANY(%s)"
+
+
+class PostgresBackend:
+    """Commits and memory versions in one schema of a PostgreSQL database."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        schema: str | None = None,
+        connect_timeout: float = 5.0,
+        lock_timeout: float = 30.0,
+        pool_size: int = 4,
+    ) -> None:
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise InvalidInput("pool_size", pool_size, "must be an integer >= 1")
+        if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, int | float):
+            raise InvalidInput("lock_timeout", lock_timeout, "must be a number of seconds")
+        if not 0 < lock_timeout <= 86400:
+            raise InvalidInput("lock_timeout", lock_timeout, "must be between 0 and 86400 seconds")
+        self.lock_timeout = lock_timeout
+        conninfo, self.schema = split_target(target, schema, connect_timeout)
+        self.target = f"{shown(conninfo)} schema={self.schema}"
+        self._lock_sql = (
+            f"SELECT pg_advisory_xact_lock({_LOCK_SPACE},"
+            f" {zlib.crc32(self.schema.encode()) - (1 << 31)})"
+        )
+        # a writer waits for the store's lock at most lock_timeout, as SQLite's busy_timeout
+        self._lock_wait = (
+            f"SET LOCAL lock_timeout = '{max(1, round(lock_timeout * 1000))}ms'; {self._lock_sql}"
+        )
+        self._begin_sql = f"BEGIN; {self._lock_wait}".encode()
+        # the Store reads the tip right after begin(): read it in the same round trip
+        self._begin_tip_sql = (
+            f"BEGIN; {self._lock_wait}; SELECT seq, id, parent, time, author, message"
+            " FROM commits ORDER BY seq DESC LIMIT 1"
+        ).encode()
+        self._setup = sql.SQL("SET search_path TO {}; SET TIME ZONE 'UTC'").format(
+            sql.Identifier(self.schema)
+        )
+        try:
+            with psycopg.connect(conninfo, autocommit=True) as conn:
+                self._configure(conn)
+                self._migrate(conn)
+        except psycopg.Error as exc:
+            kind = type(_translated(exc))
+            raise kind(f"postgresql: cannot open {self.target}: {str(exc).strip()}") from exc
+        self._pool = ConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            timeout=float(connect_timeout),
+            name=f"memcommit-{self.schema}",
+            open=False,
+        )
+        try:
+            self._pool.open(wait=True, timeout=float(connect_timeout) * 2)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise Unavailable(f"postgresql: cannot open {self.target}: {exc}") from exc
+        self._tx: psycopg.Connection | None = None
+        self._tx_thread: int | None = None
+        self._pending: tuple[int, str] | None = None
+        self._tip: tuple | None = None  # the newest commit row, read by begin() under the lock
+        self._queued: list[Batch] = []  # row writes of the open transaction not sent yet
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        conn.execute(self._setup)
+
+    def _migrate(self, conn: psycopg.Connection) -> None:
+        """Create the schema and apply the migrations it lacks, under the writers' lock."""
+        with conn.transaction():
+            conn.execute(self._lock_wait.encode())
+            conn.execute(
+                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
+                " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            for number, name, script in migrations("postgres"):
+                if number in done:
+                    continue
+                conn.execute(script.encode())
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (number, name)
+                )
+
+    @_mapped
+    def applied_migrations(self) -> list[int]:
+        """Numbers of the migrations this schema has, in order."""
+        return self._run(
+            lambda c: [r[0] for r in c.execute("SELECT version FROM schema_migrations ORDER BY 1")]
+        )
+
+    # -- connections ---------------------------------------------------------------
+
+    def _mine(self) -> bool:
+        return self._tx is not None and self._tx_thread == threading.get_ident()
+
+    def _run(self, work: Callable[[psycopg.Connection], T]) -> T:
+        """``work(conn)`` on the open commit's connection, else on a pooled one.
+
+        A pooled connection may have died while idle (server restart, terminated
+        backend): the pool drops it and the read is tried again on a fresh one.
+        """
+        if self._mine():
+            assert self._tx is not None
+            self._send(self._tx)  # the transaction reads what it wrote
+            return work(self._tx)
+        for attempt in range(self._pool.max_size + 1):
+            conn = self._pool.getconn()
+            try:
+                return work(conn)
+            except psycopg.Error as exc:
+                if not _lost(exc, conn) or attempt == self._pool.max_size:
+                    raise
+            finally:
+                self._pool.putconn(conn)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- the write transaction -----------------------------------------------------
+
+    @_mapped
+    def begin(self) -> None:
+        for attempt in range(self._pool.max_size + 1):
+            conn = self._pool.getconn()
+            try:
+                cur = conn.execute(self._begin_tip_sql)
+                while cur.nextset():  # the last result is the tip
+                    pass
+                tip = cur.fetchone()
+            except psycopg.errors.LockNotAvailable as exc:
+                self._pool.putconn(conn)
+                raise BackendError(
+                    f"postgresql: another writer held the store {self.schema!r} for more than"
+                    f" lock_timeout={self.lock_timeout}s; nothing was written"
+                ) from exc
+            except psycopg.Error as exc:
+                self._pool.putconn(conn)
+                if not _lost(exc, conn) or attempt == self._pool.max_size:
+                    raise
+                continue
+            self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
+            self._tip = tip or ()
+            return
+
+    def write(self, batch: Batch) -> None:
+        """Queue the commit's rows; they go out with COMMIT (or the transaction's next read).
+
+        Sending them with COMMIT saves a round trip per commit. A big commit
+        streams its versions with COPY at once instead.
+        """
+        conn = self._tx
+        assert conn is not None, "write() outside begin()"
+        c = batch.commit
+        self._pending, self._tip = (c.seq, c.id), None
+        if len(batch.versions) <= _COPY_FROM:
+            self._queued.append(batch)
+            return
+        try:
+            self._send(conn)
+            with conn.cursor() as cur:  # COPY cannot run in a pipeline
+                cur.execute(_INSERT_COMMIT, _commit_row(batch))
+                with cur.copy(f"COPY versions ({_VERSION_COLUMNS}) FROM STDIN") as copy:
+                    for m, ended in zip(batch.versions, batch.ended, strict=False):
+                        copy.write_row(_memory_row(m, c.seq if ended else None))
+            with conn.pipeline(), conn.cursor() as cur:
+                _queue_updates(cur, batch)
+        except psycopg.Error as exc:
+            error = _translated(exc)
+            if isinstance(error, Unavailable):
+                raise Unavailable(
+                    f"postgresql: connection lost while writing commit {c.seq};"
+                    f" it did not land ({exc})"
+                ) from exc
+            raise error from exc
+
+    def _send(self, conn: psycopg.Connection, *, commit: bool = False) -> None:
+        """Send the queued row writes (and COMMIT) in one pipelined round trip."""
+        queued, self._queued = self._queued, []
+        if not queued:
+            if commit:
+                conn.execute("COMMIT")
+            return
+        # statements queue in the pipeline, which syncs once at the end (executemany
+        # would open a nested pipeline, and sync again)
+        with conn.pipeline(), conn.cursor() as cur:
+            for batch in queued:
+                seq = batch.commit.seq
+                cur.execute(_INSERT_COMMIT, _commit_row(batch))
+                for m, ended in zip(batch.versions, batch.ended, strict=False):
+                    cur.execute(_INSERT_VERSION, _memory_row(m, seq if ended else None))
+                _queue_updates(cur, batch)
+            if commit:
+                cur.execute("COMMIT")
+
+    def commit(self) -> None:
+        conn = self._tx
+        assert conn is not None, "commit() outside begin()"
+        pending, self._pending = self._pending, None
+        try:
+            self._send(conn, commit=True)
+        except psycopg.Error as exc:
+            error = _translated(exc)
+            if not isinstance(error, Unavailable) or pending is None:
+                raise error from exc
+            try:
+                landed = self._landed(*pending)
+            except Unavailable:
+                raise Unavailable(
+                    f"postgresql: connection lost while committing commit {pending[0]}"
+                    f" (id {pending[1]}); whether it landed is unknown until the server is"
+                    f" reachable again: look for it with store.show() ({exc})"
+                ) from exc
+            if not landed:
+                raise Unavailable(
+                    f"postgresql: connection lost while committing commit {pending[0]};"
+                    f" it did not land ({exc})"
+                ) from exc
+        finally:
+            self._release()
+
+    @_mapped
+    def _landed(self, seq: int, commit_id: str) -> bool:
+        """Whether commit ``seq`` is stored, asked once the lost transaction has surely ended.
+
+        Its advisory lock is held until the server has finished it either way, so
+        taking the lock first makes the answer final.
+        """
+        conn = self._pool.getconn()
+        try:
+            conn.execute(self._begin_sql)
+            row = conn.execute(
+                "SELECT 1 FROM commits WHERE seq = %s AND id = %s", (seq, commit_id)
+            ).fetchone()
+            conn.execute("ROLLBACK")
+            return row is not None
+        finally:
+            self._pool.putconn(conn)
+
+    def rollback(self) -> None:
+        conn = self._tx
+        if conn is None:
+            return
+        try:
+            if not conn.closed:
+                conn.execute("ROLLBACK")
+        except psycopg.Error:
+            pass  # the connection broke: the server has dropped its transaction already
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        conn, self._tx, self._tx_thread, self._pending = self._tx, None, None, None
+        self._tip, self._queued = None, []
+        if conn is not None:
+            self._pool.putconn(conn)  # a broken connection is discarded and replaced
+
+    # -- reads -----------------------------------------------------------------------
+
+    @_mapped
+    def commits(
+        self, *, seqs: Sequence[int] | None = None, after: int = 0, upto: int | None = None,
+        newest_first: bool = True, limit: int | None = None, changes: bool = True,
+    ) -> list[tuple[Commit, list[str | None]]]:  # fmt: skip
+        tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
+        if tip_only and not changes and self._tip is not None and self._mine():
+            return [_row_to_commit((*self._tip, "[]"))] if self._tip else []
+        where = ["seq > %s"]
+        params: list[Any] = [after]
+        if upto is not None:
+            where.append("seq <= %s")
+            params.append(upto)
+        if seqs is not None:
+            where.append(_in("seq", list(seqs), params))
+        query = (
+            "SELECT seq, id, parent, time, author, message, "
+            + ("changes" if changes else "'[]'")
+            + " FROM commits WHERE "
+            + " AND ".join(where)
+            + (" ORDER BY seq DESC" if newest_first else " ORDER BY seq")
+        )
+        if limit is not None:
+            query += f" LIMIT {int(limit)}"
+        rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
+        return [_row_to_commit(r) for r in rows]
+
+    @_mapped
+    def commit_seq(self, commit_id: str) -> int | None:
+        seq = seq_of(commit_id)
+        if seq is None:
+            return None
+        row = self._run(
+            lambda c: c.execute(
+                "SELECT seq FROM commits WHERE seq = %s AND id = %s", (seq, commit_id)
+            ).fetchone()
+        )
+        return None if row is None else row[0]
+
+    @_mapped
+    def seq_at(self, time: datetime) -> int:
+        row = self._run(
+            lambda c: c.execute("SELECT max(seq) FROM commits WHERE time <= %s", (time,)).fetchone()
+        )
+        return row[0] or 0
+
+    @_mapped
+    def memories(self, query: Query) -> list[Memory]:
+        text, params = memories_sql(query)
+        rows = self._run(lambda c: c.execute(text.encode(), params).fetchall())
+        return [_row_to_memory(r) for r in rows]
+
+    @_mapped
+    def history(self, memory_id: str) -> list[Memory]:
+        rows = self._run(
+            lambda c: c.execute(
+                f"SELECT {_COLUMNS} FROM versions WHERE id = %s ORDER BY version", (memory_id,)
+            ).fetchall()
+        )
+        return [_row_to_memory(r) for r in rows]
+
+    @_mapped
+    def traces(
+        self, *, ids: Sequence[str] | None = None, tenant: str | None = None,
+        as_of: int | None = None,
+    ) -> list[TraceRow]:  # fmt: skip
+        where = ["true"]
+        params: list[Any] = []
+        if ids is not None:
+            where.append(_in("id", ids, params))
+        if tenant is not None:
+            where.append("tenant = %s")
+            params.append(tenant)
+        if as_of is not None:
+            where.append("started_seq <= %s")
+            params.append(as_of)
+        query = (
+            f"SELECT {_TRACE_COLUMNS} FROM traces WHERE "
+            + " AND ".join(where)
+            + " ORDER BY started_seq, id"  # ties: one commit began several (ids sort by birth)
+        )
+        rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
+        return [TraceRow(*r) for r in rows]
+
+    @_mapped
+    def tenants(self, as_of: int | None = None) -> list[str]:
+        if as_of is None:
+            query, params = "SELECT DISTINCT tenant FROM versions WHERE end_seq IS NULL", ()
+        else:
+            query, params = "SELECT DISTINCT tenant FROM versions WHERE seq <= %s", (as_of,)
+        rows = self._run(lambda c: c.execute(query, params).fetchall())
+        return sorted(r[0] for r in rows)
+
+    # -- use counts and small state ----------------------------------------------------
+
+    @_mapped
+    def record_uses(self, ids: Sequence[str]) -> dict[str, Usage]:
+        current = self.usage(set(ids))
+        tick = int(self.state_get(*_USE_TICK) or 0)
+        for mid in ids:
+            tick += 1
+            old = current.get(mid)
+            current[mid] = (
+                Usage(1, tick, tick) if old is None else Usage(old.count + 1, old.first_tick, tick)
+            )
+        rows = [(mid, u.count, u.first_tick, u.last_tick) for mid, u in current.items()]
+
+        def store(c: psycopg.Connection) -> None:
+            with c.pipeline(), c.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO usage (id, count, first_tick, last_tick) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT (id) DO UPDATE SET count = excluded.count,"
+                    " last_tick = excluded.last_tick",
+                    rows,
+                )
+
+        self._run(store)
+        self.state_set(*_USE_TICK, str(tick))
+        return current
+
+    @_mapped
+    def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
+        query = "SELECT id, count, first_tick, last_tick FROM usage"
+        params: list[Any] = []
+        if ids is not None:
+            ids = list(ids)
+            if not ids:
+                return {}
+            query += " WHERE " + _in("id", ids, params)
+        rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
+        return {r[0]: Usage(r[1], r[2], r[3]) for r in rows}
+
+    @_mapped
+    def state_get(self, namespace: str, key: str) -> str | None:
+        row = self._run(
+            lambda c: c.execute(
+                "SELECT value FROM state WHERE namespace = %s AND name = %s", (namespace, key)
+            ).fetchone()
+        )
+        return None if row is None else row[0]
+
+    @_mapped
+    def state_set(self, namespace: str, key: str, value: str) -> None:
+        self._run(
+            lambda c: c.execute(
+                "INSERT INTO state (namespace, name, value) VALUES (%s, %s, %s)"
+                " ON CONFLICT (namespace, name) DO UPDATE SET value = excluded.value",
+                (namespace, key, value),
+            )
+        )
+
+    @_mapped
+    def state_items(self) -> list[tuple[str, str, str]]:
+        """Every (namespace, key, JSON text) of the small state, sorted (for `migrate`)."""
+        rows = self._run(lambda c: c.execute("SELECT namespace, name, value FROM state").fetchall())
+        return sorted(rows)  # in Python: the same (code point) order as SQLite's
+
+    # -- integrity -----------------------------------------------------------------------
+
+    @_mapped
+    def check(self) -> list[str]:
+        from memcommit.store.postgres_check import problems
+
+        return self._run(problems)
+
+    def close(self) -> None:
+        if self._tx is not None:
+            self.rollback()
+        self._pool.close()
+
+
+def memories_sql(query: Query) -> tuple[str, list[Any]]:
+    """The one SELECT that answers ``query``: every filter runs in the database."""
+    where: list[str] = []
+    params: list[Any] = []
+    if query.as_of is None:
+        where.append("end_seq IS NULL")
+    else:
+        where.append("seq <= %s AND (end_seq IS NULL OR end_seq > %s)")
+        params += [query.as_of, query.as_of]
+    if query.ids is not None:
+        where.append(_in("id", query.ids, params))
+    if query.tenant is not None:
+        where.append("tenant = %s")
+        params.append(query.tenant)
+    for column, values in (
+        ("scope", query.scopes),
+        ("kind", query.kinds),
+        ("session", query.sessions),
+        ("tier", query.tiers),
+    ):
+        if values is not None:
+            where.append(_in(column, values, params) if values else "false")
+    for column, value, test in (
+        ("mkey", query.key, "="),
+        ("trace_id", query.trace, "="),
+        ("created_at", query.since, ">="),
+        ("created_at", query.until, "<="),
+    ):
+        if value is not None:
+            where.append(f"{column} {test} %s")
+            params.append(value)
+    if query.live_at is not None:
+        where.append(
+            "status = 'active' AND superseded_by IS NULL"
+            " AND (valid_from IS NULL OR valid_from <= %s)"
+            " AND (valid_to IS NULL OR valid_to > %s)"
+        )
+        params += [query.live_at, query.live_at]
+    text = f"SELECT {_COLUMNS} FROM versions WHERE " + " AND ".join(where)
+    text += " ORDER BY step NULLS FIRST, id" if query.trace is not None else " ORDER BY id"
+    if query.limit is not None:
+        text += f" LIMIT {int(query.limit)}"
+    return text, params
+
+
+registry.register("postgresql", PostgresBackend)
+registry.register("postgres", PostgresBackend)

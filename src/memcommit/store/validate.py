@@ -1,0 +1,194 @@
+"""Checks every value a caller hands the store; each failure names the field and the value.
+
+Every function returns the normalized value (tags as a tuple, metadata as a
+plain dict) or raises `InvalidInput`, before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from numbers import Real
+from typing import Any
+
+from memcommit.errors import InvalidInput
+from memcommit.model import KINDS, TIERS
+
+#: Largest content accepted by default, in UTF-8 bytes.
+DEFAULT_MAX_CONTENT_BYTES = 1024 * 1024
+
+#: Fields `Transaction.update` may change.
+UPDATABLE = (
+    "content", "kind", "scope", "session", "key", "importance", "tags", "project",
+    "always", "token_count", "metadata", "valid_from", "valid_to", "tier",
+)  # fmt: skip
+
+
+def content(value: Any, limit: int) -> str:
+    """Non-empty text of at most ``limit`` UTF-8 bytes."""
+    if not isinstance(value, str):
+        raise InvalidInput("content", value, f"must be a string, not {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInput("content", value, "must not be empty")
+    if value.isascii() and "\x00" not in value:
+        size = len(value)
+    else:
+        size = len(_encoded("content", value))
+    if size > limit:
+        raise InvalidInput("content", value, f"is longer than the limit of {limit} bytes")
+    return value
+
+
+def _encoded(name: str, value: str) -> bytes:
+    """UTF-8 bytes of ``value``; NUL and lone surrogates are refused (no database keeps them)."""
+    if "\x00" in value:
+        raise InvalidInput(name, value, "must not contain NUL characters")
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(name, value, "must be valid Unicode (no lone surrogates)") from None
+
+
+_known_good: set[str] = set()  # names seen valid before (tenants, scopes repeat a lot)
+
+
+def text(name: str, value: Any) -> str:
+    """A non-empty string (tenant, scope, author, ids)."""
+    if type(value) is str and value in _known_good:
+        return value
+    if not isinstance(value, str):
+        raise InvalidInput(name, value, f"must be a string, not {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInput(name, value, "must not be empty")
+    _encoded(name, value)
+    if len(value) <= 64 and len(_known_good) < 10_000:
+        _known_good.add(value)
+    return value
+
+
+def optional_text(name: str, value: Any) -> str | None:
+    """None or a non-empty string (session, key, project)."""
+    return None if value is None else text(name, value)
+
+
+def kind(value: Any) -> str:
+    """One of `memcommit.model.KINDS`."""
+    if type(value) is not str or value not in KINDS:
+        raise InvalidInput("kind", value, f"must be one of {', '.join(KINDS)}")
+    return value
+
+
+def tier(value: Any, name: str = "tier") -> str:
+    """One of `memcommit.model.TIERS`."""
+    if type(value) is not str or value not in TIERS:
+        raise InvalidInput(name, value, f"must be one of {', '.join(TIERS)}")
+    return value
+
+
+def importance(value: Any) -> float:
+    """A finite number from 0 to 1."""
+    if type(value) is float and 0.0 <= value <= 1.0:  # the common case, NaN fails the range
+        return value
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InvalidInput("importance", value, "must be a number from 0 to 1")
+    value = float(value)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput("importance", value, "must be a number from 0 to 1")
+    return value
+
+
+def tags(value: Any) -> tuple[str, ...]:
+    """An iterable of non-empty strings (not one string)."""
+    if type(value) is tuple and not value:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidInput("tags", value, "must be a list of strings")
+    out = tuple(value)
+    for tag in out:
+        if not isinstance(tag, str) or not tag.strip():
+            raise InvalidInput("tags", value, f"every tag must be a non-empty string, not {tag!r}")
+        _encoded("tags", tag)
+    return out
+
+
+def flag(name: str, value: Any) -> bool:
+    """A real bool (1 and "yes" are refused: they hide mistakes)."""
+    if not isinstance(value, bool):
+        raise InvalidInput(name, value, "must be True or False")
+    return value
+
+
+def count(name: str, value: Any, *, optional: bool = True) -> int | None:
+    """None (when optional) or a non-negative int."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(name, value, "must be a non-negative integer")
+    return value
+
+
+def metadata(value: Any) -> dict[str, Any]:
+    """None or a mapping with string keys that survives a JSON round trip."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInput("metadata", value, "must be a mapping of JSON values")
+    value = dict(value)
+    try:
+        back = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput("metadata", value, f"must be JSON-serializable: {exc}") from None
+    if back != value:
+        raise InvalidInput("metadata", value, "must survive a JSON round trip (string keys)")
+    return back
+
+
+def json_value(name: str, value: Any) -> str:
+    """JSON text of ``value``; refuses NaN and non-JSON types."""
+    try:
+        return json.dumps(value, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(name, value, f"must be JSON-serializable: {exc}") from None
+
+
+def moment(name: str, value: Any, *, optional: bool = True) -> datetime | None:
+    """None (when optional) or a timezone-aware datetime."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidInput(name, value, "must be a timezone-aware datetime")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInput(name, value, "must be timezone-aware (naive datetimes are ambiguous)")
+    return value
+
+
+def window(valid_from: datetime | None, valid_to: datetime | None) -> None:
+    """valid_to must come after valid_from when both are given."""
+    if valid_from is not None and valid_to is not None and valid_to <= valid_from:
+        raise InvalidInput("valid_to", valid_to, f"must be later than valid_from={valid_from}")
+
+
+def limit(value: Any) -> int | None:
+    """None or a positive int."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput("limit", value, "must be a positive integer")
+    return value
+
+
+def names(name: str, value: Any, allowed: tuple[str, ...] | None = None) -> tuple[Any, ...] | None:
+    """None, or one string, or an iterable of strings; each from ``allowed`` if given."""
+    if value is None:
+        return None
+    items = (value,) if isinstance(value, str) else value
+    if not isinstance(items, Iterable):
+        raise InvalidInput(name, value, "must be a string or a list of strings")
+    out = tuple(items)
+    for item in out:
+        if not isinstance(item, str) or (allowed is not None and item not in allowed):
+            hint = f"one of {', '.join(allowed)}" if allowed else "a string"
+            raise InvalidInput(name, value, f"every item must be {hint}, not {item!r}")
+    return out

@@ -1,0 +1,96 @@
+"""Tenant views: every read path stays inside one tenant (property test), writes too."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from store_helpers import TENANTS, operation, play
+
+from memcommit.errors import InvalidInput, NotFound
+
+_names = itertools.count()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(commits=st.lists(st.lists(operation, min_size=1, max_size=6), min_size=1, max_size=5))
+def test_no_read_path_returns_another_tenants_memory(make_store, commits):
+    store = make_store(f"tenants-{next(_names)}.db")
+    made, traces = play(store, commits)
+    owner = {mid: store.get(mid).tenant for mid in made}
+    for name in TENANTS:
+        view = store.tenant(name)
+        mine = {mid for mid, t in owner.items() if t == name}
+        head = store.head.seq
+        for as_of in (None, 1, head):
+            for m in view.find(live=False, as_of=as_of):
+                assert m.tenant == name
+            for t in view.traces(as_of=as_of):
+                assert t.tenant == name and t.root.tenant == name
+                assert all(s.tenant == name for s in t.steps)
+            for c in view.log(as_of=as_of):
+                assert all(owner.get(ch.memory_id) == name for ch in c.changes)
+        assert {m.id for m in view.find(live=False)} <= mine
+        for c in view.log():
+            assert view.show(c.seq).changes == c.changes
+        assert all(owner[ch.memory_id] == name for ch in view.diff(0, head))
+        assert set(view.usage()) <= mine
+        assert view.tenants() in ([], [name])
+        if view.head is not None:
+            assert all(owner[ch.memory_id] == name for ch in view.head.changes)
+        for mid, t in owner.items():
+            if t == name:
+                assert view.get(mid).tenant == name
+                assert all(h.tenant == name for h in view.history(mid))
+            else:
+                with pytest.raises(NotFound):
+                    view.get(mid)
+                with pytest.raises(NotFound):
+                    view.history(mid)
+                with pytest.raises(NotFound):
+                    view.record_uses([mid])
+        for tid in traces:
+            if owner[tid] != name:
+                with pytest.raises(NotFound):
+                    view.trace(tid)
+
+
+def test_view_writes_stay_in_the_tenant(store):
+    a = store.tenant("a")
+    with a.commit() as tx:
+        m = tx.add("mine")
+        tid = tx.begin_trace("task")
+    assert m.tenant == "a" and a.trace(tid).tenant == "a"
+    with store.commit() as tx:
+        other = tx.add("theirs", tenant="b")
+    with pytest.raises(InvalidInput), a.commit() as tx:
+        tx.add("sneaky", tenant="b")
+    for action in (
+        lambda tx: tx.update(other.id, content="x"),
+        lambda tx: tx.purge(other.id),
+        lambda tx: tx.archive(other.id),
+        lambda tx: tx.supersede(m.id, other.id),
+        lambda tx: tx.step(store.tenant("b").find()[0].id, "x"),
+    ):
+        with pytest.raises(NotFound), a.commit() as tx:
+            action(tx)
+    with pytest.raises(InvalidInput):
+        a.find(tenant="b")
+    assert store.get(other.id).version == 1
+
+
+def test_view_hooks_and_state_are_per_tenant(store):
+    a, b = store.tenant("a"), store.tenant("b")
+    seen_a, seen_b = [], []
+    a.on_commit(seen_a.append)
+    b.on_commit(seen_b.append)
+    with store.commit() as tx:
+        tx.add("x", tenant="a")
+    assert len(seen_a) == 1 and seen_b == []
+    a.state_set("tiers", "k", 1)
+    assert b.state_get("tiers", "k") is None and a.state_get("tiers", "k") == 1
+    assert store.state_get("tiers", "k") is None
