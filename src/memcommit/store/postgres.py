@@ -18,7 +18,6 @@ Options of ``open()``: ``schema`` (default "memcommit"; created on open),
 from __future__ import annotations
 
 import functools
-import json
 import re
 import threading
 import zlib
@@ -32,11 +31,24 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memcommit.errors import BackendError, InvalidInput, Unavailable
-from memcommit.model import Change, Commit, Memory, Usage
+from memcommit.model import Commit, Memory, Usage
 from memcommit.store import backend as registry
 from memcommit.store.backend import Batch, Query, TraceRow
 from memcommit.store.ids import seq_of
-from memcommit.store.records import memory
+from memcommit.store.postgres_sql import (
+    COLUMNS,
+    INSERT_COMMIT,
+    INSERT_VERSION,
+    TRACE_COLUMNS,
+    VERSION_COLUMNS,
+    commit_row,
+    in_,
+    memories_sql,
+    memory_row,
+    queue_updates,
+    row_to_commit,
+    row_to_memory,
+)
 from memcommit.store.schema import migrations
 
 DEFAULT_SCHEMA = "memcommit"
@@ -45,22 +57,6 @@ _LOCK_SPACE = 0x6D656D63  # "memc": first key of every advisory lock memcommit t
 #: Above this many new versions a commit streams them with COPY instead of INSERTs.
 _COPY_FROM = 64
 
-_COLUMNS = (
-    "id, version, content, kind, scope, tenant, session, mkey, importance, tags, project,"
-    " always, token_count, trace_id, step, metadata, valid_from, valid_to, superseded_by,"
-    " status, tier, created_at, created_commit, updated_at, seq"
-)
-_VERSION_COLUMNS = _COLUMNS + ", end_seq"
-_INSERT_VERSION = (
-    f"INSERT INTO versions ({_VERSION_COLUMNS}) VALUES (" + ", ".join(["%s"] * 26) + ")"
-)
-_INSERT_COMMIT = (
-    "INSERT INTO commits (seq, id, parent, time, author, message, changes)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s)"
-)
-_TRACE_COLUMNS = (
-    "id, tenant, scope, session, status, last_step, started_seq, started_at, ended_seq, ended_at"
-)
 _USE_TICK = ("memcommit", "use_tick")
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
 _GONE = ("08", "57P01", "57P02", "57P03")
@@ -135,109 +131,6 @@ def shown(conninfo: str) -> str:
         return conninfo
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
-
-
-def _row_to_memory(r: tuple) -> Memory:
-    tags = r[9]
-    meta = r[15]
-    return memory(
-        {
-            "id": r[0],
-            "content": r[2],
-            "kind": r[3],
-            "scope": r[4],
-            "tenant": r[5],
-            "session": r[6],
-            "key": r[7],
-            "importance": r[8],
-            "tags": () if tags == "[]" else tuple(json.loads(tags)),
-            "project": r[10],
-            "always": r[11],
-            "token_count": r[12],
-            "trace_id": r[13],
-            "step": r[14],
-            "metadata": {} if meta == "{}" else json.loads(meta),
-            "valid_from": r[16],
-            "valid_to": r[17],
-            "superseded_by": r[18],
-            "status": r[19],
-            "tier": r[20],
-            "version": r[1],
-            "created_at": r[21],
-            "created_commit": r[22],
-            "updated_at": r[23],
-            "updated_commit": r[24],
-        }
-    )
-
-
-def _memory_row(m: Memory, end_seq: int | None) -> tuple:
-    return (
-        m.id, m.version, m.content, m.kind, m.scope, m.tenant, m.session, m.key, m.importance,
-        json.dumps(list(m.tags)) if m.tags else "[]", m.project, m.always, m.token_count,
-        m.trace_id, m.step, json.dumps(m.metadata, sort_keys=True) if m.metadata else "{}",
-        m.valid_from, m.valid_to, m.superseded_by, m.status, m.tier, m.created_at,
-        m.created_commit, m.updated_at, m.updated_commit, end_seq,
-    )  # fmt: skip
-
-
-def _changes_text(batch: Batch) -> str:
-    """A commit's changes as the JSON text both backends store (same shape as SQLite)."""
-    return json.dumps(
-        [
-            [ch.op, ch.memory_id, ch.version, tenant, ch.detail]
-            if ch.detail
-            else [ch.op, ch.memory_id, ch.version, tenant]
-            for ch, tenant in zip(batch.commit.changes, batch.tenants, strict=False)
-        ],
-        separators=(",", ":"),
-    )
-
-
-def _commit_row(batch: Batch) -> tuple:
-    c = batch.commit
-    return (c.seq, c.id, c.parent, c.time, c.author, c.message, _changes_text(batch))
-
-
-def _queue_updates(cur: psycopg.Cursor, batch: Batch) -> None:
-    """Queue a commit's row updates (closed versions, purges, trace states) in a pipeline."""
-    seq = batch.commit.seq
-    for mid, version in batch.closes:
-        cur.execute(
-            "UPDATE versions SET end_seq = %s WHERE id = %s AND version = %s", (seq, mid, version)
-        )
-    if batch.purges:
-        cur.execute(
-            "UPDATE versions SET content = '', tags = '[]', metadata = '{}' WHERE id = ANY(%s)",
-            (list(batch.purges),),
-        )
-    for t in batch.traces:
-        cur.execute(
-            f"INSERT INTO traces ({_TRACE_COLUMNS}) VALUES"
-            " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
-            " last_step = excluded.last_step, ended_seq = excluded.ended_seq,"
-            " ended_at = excluded.ended_at",
-            (t.id, t.tenant, t.scope, t.session, t.status, t.last_step, t.started_seq,
-             t.started_at, t.ended_seq, t.ended_at),
-        )  # fmt: skip
-
-
-def _row_to_commit(r: tuple) -> tuple[Commit, list[str | None]]:
-    changes = []
-    tenants = []
-    for item in json.loads(r[6]):
-        changes.append(Change(item[0], item[1], item[2], item[4] if len(item) > 4 else {}))
-        tenants.append(item[3])
-    return Commit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(changes)), tenants
-
-
-def _in(column: str, values: Sequence[Any], params: list[Any]) -> str:
-    if len(values) == 1:
-        params.append(values[0])
-        return f"{column} = %s"
-    params.append(list(values))
-    return f"{column} = ANY(%s)"
 
 
 class PostgresBackend:
@@ -404,12 +297,12 @@ class PostgresBackend:
         try:
             self._send(conn)
             with conn.cursor() as cur:  # COPY cannot run in a pipeline
-                cur.execute(_INSERT_COMMIT, _commit_row(batch))
-                with cur.copy(f"COPY versions ({_VERSION_COLUMNS}) FROM STDIN") as copy:
+                cur.execute(INSERT_COMMIT, commit_row(batch))
+                with cur.copy(f"COPY versions ({VERSION_COLUMNS}) FROM STDIN") as copy:
                     for m, ended in zip(batch.versions, batch.ended, strict=False):
-                        copy.write_row(_memory_row(m, c.seq if ended else None))
+                        copy.write_row(memory_row(m, c.seq if ended else None))
             with conn.pipeline(), conn.cursor() as cur:
-                _queue_updates(cur, batch)
+                queue_updates(cur, batch)
         except psycopg.Error as exc:
             error = _translated(exc)
             if isinstance(error, Unavailable):
@@ -431,10 +324,10 @@ class PostgresBackend:
         with conn.pipeline(), conn.cursor() as cur:
             for batch in queued:
                 seq = batch.commit.seq
-                cur.execute(_INSERT_COMMIT, _commit_row(batch))
+                cur.execute(INSERT_COMMIT, commit_row(batch))
                 for m, ended in zip(batch.versions, batch.ended, strict=False):
-                    cur.execute(_INSERT_VERSION, _memory_row(m, seq if ended else None))
-                _queue_updates(cur, batch)
+                    cur.execute(INSERT_VERSION, memory_row(m, seq if ended else None))
+                queue_updates(cur, batch)
             if commit:
                 cur.execute("COMMIT")
 
@@ -509,14 +402,14 @@ class PostgresBackend:
     ) -> list[tuple[Commit, list[str | None]]]:  # fmt: skip
         tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
         if tip_only and not changes and self._tip is not None and self._mine():
-            return [_row_to_commit((*self._tip, "[]"))] if self._tip else []
+            return [row_to_commit((*self._tip, "[]"))] if self._tip else []
         where = ["seq > %s"]
         params: list[Any] = [after]
         if upto is not None:
             where.append("seq <= %s")
             params.append(upto)
         if seqs is not None:
-            where.append(_in("seq", list(seqs), params))
+            where.append(in_("seq", list(seqs), params))
         query = (
             "SELECT seq, id, parent, time, author, message, "
             + ("changes" if changes else "'[]'")
@@ -527,7 +420,7 @@ class PostgresBackend:
         if limit is not None:
             query += f" LIMIT {int(limit)}"
         rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
-        return [_row_to_commit(r) for r in rows]
+        return [row_to_commit(r) for r in rows]
 
     @_mapped
     def commit_seq(self, commit_id: str) -> int | None:
@@ -552,16 +445,16 @@ class PostgresBackend:
     def memories(self, query: Query) -> list[Memory]:
         text, params = memories_sql(query)
         rows = self._run(lambda c: c.execute(text.encode(), params).fetchall())
-        return [_row_to_memory(r) for r in rows]
+        return [row_to_memory(r) for r in rows]
 
     @_mapped
     def history(self, memory_id: str) -> list[Memory]:
         rows = self._run(
             lambda c: c.execute(
-                f"SELECT {_COLUMNS} FROM versions WHERE id = %s ORDER BY version", (memory_id,)
+                f"SELECT {COLUMNS} FROM versions WHERE id = %s ORDER BY version", (memory_id,)
             ).fetchall()
         )
-        return [_row_to_memory(r) for r in rows]
+        return [row_to_memory(r) for r in rows]
 
     @_mapped
     def traces(
@@ -571,7 +464,7 @@ class PostgresBackend:
         where = ["true"]
         params: list[Any] = []
         if ids is not None:
-            where.append(_in("id", ids, params))
+            where.append(in_("id", ids, params))
         if tenant is not None:
             where.append("tenant = %s")
             params.append(tenant)
@@ -579,7 +472,7 @@ class PostgresBackend:
             where.append("started_seq <= %s")
             params.append(as_of)
         query = (
-            f"SELECT {_TRACE_COLUMNS} FROM traces WHERE "
+            f"SELECT {TRACE_COLUMNS} FROM traces WHERE "
             + " AND ".join(where)
             + " ORDER BY started_seq, id"  # ties: one commit began several (ids sort by birth)
         )
@@ -630,7 +523,7 @@ class PostgresBackend:
             ids = list(ids)
             if not ids:
                 return {}
-            query += " WHERE " + _in("id", ids, params)
+            query += " WHERE " + in_("id", ids, params)
         rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
         return {r[0]: Usage(r[1], r[2], r[3]) for r in rows}
 
@@ -671,51 +564,6 @@ class PostgresBackend:
         if self._tx is not None:
             self.rollback()
         self._pool.close()
-
-
-def memories_sql(query: Query) -> tuple[str, list[Any]]:
-    """The one SELECT that answers ``query``: every filter runs in the database."""
-    where: list[str] = []
-    params: list[Any] = []
-    if query.as_of is None:
-        where.append("end_seq IS NULL")
-    else:
-        where.append("seq <= %s AND (end_seq IS NULL OR end_seq > %s)")
-        params += [query.as_of, query.as_of]
-    if query.ids is not None:
-        where.append(_in("id", query.ids, params))
-    if query.tenant is not None:
-        where.append("tenant = %s")
-        params.append(query.tenant)
-    for column, values in (
-        ("scope", query.scopes),
-        ("kind", query.kinds),
-        ("session", query.sessions),
-        ("tier", query.tiers),
-    ):
-        if values is not None:
-            where.append(_in(column, values, params) if values else "false")
-    for column, value, test in (
-        ("mkey", query.key, "="),
-        ("trace_id", query.trace, "="),
-        ("created_at", query.since, ">="),
-        ("created_at", query.until, "<="),
-    ):
-        if value is not None:
-            where.append(f"{column} {test} %s")
-            params.append(value)
-    if query.live_at is not None:
-        where.append(
-            "status = 'active' AND superseded_by IS NULL"
-            " AND (valid_from IS NULL OR valid_from <= %s)"
-            " AND (valid_to IS NULL OR valid_to > %s)"
-        )
-        params += [query.live_at, query.live_at]
-    text = f"SELECT {_COLUMNS} FROM versions WHERE " + " AND ".join(where)
-    text += " ORDER BY step NULLS FIRST, id" if query.trace is not None else " ORDER BY id"
-    if query.limit is not None:
-        text += f" LIMIT {int(query.limit)}"
-    return text, params
 
 
 registry.register("postgresql", PostgresBackend)

@@ -1,0 +1,198 @@
+"""Connections dropped under the store: a commit is whole or absent, the store carries on.
+
+The server ends the store's connection with ``pg_terminate_backend`` from an admin
+connection at three moments: while the commit is being built, while its rows are
+being written, and while the server runs its COMMIT.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import psycopg
+import pytest
+
+import memcommit
+from memcommit.errors import BackendError, Unavailable
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def victim(pg_url):
+    """(store, application_name, schema) of a store whose connections the admin can find."""
+    name = f"victim-{uuid.uuid4().hex[:8]}"
+    url = pg_url(application_name=name)
+    store = memcommit.open(url)
+    with store.commit(message="before") as tx:
+        tx.add("already there")
+    yield store, name, url.rpartition("schema=")[2].partition("&")[0]
+    store.close()
+
+
+def terminate(admin, name: str, *, state: str | None = None, waiting: bool = False) -> int:
+    """End the store's server sessions (those matching ``state``/``waiting``); how many ended."""
+    query = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s"
+    params: list = [name]
+    if state is not None:
+        query += " AND state = %s"
+        params.append(state)
+    if waiting:
+        query += " AND wait_event_type IN ('Lock', 'Timeout')"
+    return sum(1 for r in admin.execute(query, params) if r[0])
+
+
+def wait_until(condition, what: str, limit: float = 20.0) -> None:
+    """Poll ``condition`` (a server-side state another thread reaches) until it holds."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def readable(store) -> bool:
+    try:
+        store.find()
+    except Unavailable:
+        return False
+    return True
+
+
+def assert_absent_and_recovered(store, before: int) -> None:
+    assert [c.message for c in store.log()] == ["before"] * before
+    assert [m.content for m in store.find()] == ["already there"]
+    with store.commit(message="after") as tx:  # the store reconnected by itself
+        tx.add("written after the fault")
+    assert [c.seq for c in store.log()] == [2, 1]
+    assert store.check().ok
+
+
+def test_connection_dropped_while_building_the_commit(victim, admin):
+    store, name, _ = victim
+    with pytest.raises(Unavailable, match="did not land") as err, store.commit() as tx:
+        tx.add("never lands")
+        assert terminate(admin, name, state="idle in transaction") == 1
+    assert "connection lost while committing commit 2" in str(err.value)
+    assert_absent_and_recovered(store, 1)
+
+
+def test_connection_dropped_while_writing_rows(victim, admin, postgres_server):
+    store, name, schema = victim
+    outcome: list[BaseException | None] = []
+
+    def commit() -> None:
+        try:
+            with store.commit(message="blocked") as tx:
+                tx.add("never lands")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    # another session holds the commits table, so the INSERT waits mid-write (the admin
+    # polls from outside that transaction: pg_stat_activity is a snapshot within one)
+    with psycopg.connect(postgres_server) as holder:
+        holder.execute(f'LOCK TABLE "{schema}".commits IN SHARE ROW EXCLUSIVE MODE')
+        writer = threading.Thread(target=commit)
+        writer.start()
+        wait_until(
+            lambda: terminate(admin, name, state="active", waiting=True) == 1,
+            "the commit to block on its INSERT",
+        )
+    writer.join(30)
+    assert isinstance(outcome[0], Unavailable), outcome
+    assert "did not land" in str(outcome[0])
+    assert_absent_and_recovered(store, 1)
+
+
+def test_connection_dropped_during_the_server_commit(victim, admin):
+    """A deferred trigger makes the server's COMMIT wait on a lock the admin holds."""
+    store, name, schema = victim
+    admin.execute(
+        f'CREATE FUNCTION "{schema}".hold() RETURNS trigger LANGUAGE plpgsql AS'
+        " $$ BEGIN PERFORM pg_advisory_lock(4242); RETURN NULL; END $$"
+    )
+    admin.execute(
+        f'CREATE CONSTRAINT TRIGGER hold AFTER INSERT ON "{schema}".commits'
+        f' DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "{schema}".hold()'
+    )
+    admin.execute("SELECT pg_advisory_lock(4242)")
+    outcome: list[BaseException | None] = []
+
+    def commit() -> None:
+        try:
+            with store.commit(message="at commit") as tx:
+                tx.add("never lands")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    writer = threading.Thread(target=commit)
+    writer.start()
+    try:
+        wait_until(
+            lambda: terminate(admin, name, state="active", waiting=True) == 1,
+            "COMMIT to wait in the deferred trigger",
+        )
+    finally:
+        admin.execute("SELECT pg_advisory_unlock(4242)")
+    writer.join(30)
+    admin.execute(f'DROP TRIGGER hold ON "{schema}".commits')
+    assert isinstance(outcome[0], Unavailable), outcome
+    assert "while committing commit 2; it did not land" in str(outcome[0])
+    assert_absent_and_recovered(store, 1)
+
+
+def test_idle_pooled_connections_dropped_between_calls(victim, admin):
+    store, name, _ = victim
+    assert store.find()  # the pool has an idle connection now
+    assert terminate(admin, name, state="idle") >= 1
+    assert [m.content for m in store.find()] == ["already there"]  # read retried on a fresh one
+    assert terminate(admin, name, state="idle") >= 1
+    with store.commit(message="after") as tx:  # begin retried on a fresh one
+        tx.add("still writable")
+    assert store.check().ok
+
+
+def test_server_refusing_everyone_is_unavailable_within_the_timeout(pg_url, admin):
+    """Sessions ended and new ones refused: calls fail with Unavailable, and no call hangs."""
+    role = f"refused_{uuid.uuid4().hex[:8]}"
+    admin.execute(f"CREATE ROLE {role} LOGIN")
+    admin.execute(f"GRANT CREATE ON DATABASE test TO {role}")
+    try:
+        url = pg_url(application_name=role).replace("postgres@", f"{role}@", 1)
+        with memcommit.open(url, connect_timeout=2) as store:
+            with store.commit() as tx:
+                tx.add("landed before the outage")
+            admin.execute(f"ALTER ROLE {role} CONNECTION LIMIT 0")
+            terminate(admin, role)
+            started = time.monotonic()
+            with pytest.raises(Unavailable):
+                store.find()
+            with pytest.raises(Unavailable), store.commit() as tx:
+                tx.add("nowhere to go")
+            assert time.monotonic() - started < 30
+            admin.execute(f"ALTER ROLE {role} CONNECTION LIMIT -1")
+            wait_until(lambda: readable(store), "the pool to reconnect (it backs off)", 60)
+            assert [m.content for m in store.find()] == ["landed before the outage"]
+    finally:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+        )
+        admin.execute(f"DROP OWNED BY {role} CASCADE")
+        admin.execute(f"DROP ROLE {role}")
+
+
+def test_writer_waits_at_most_lock_timeout(pg_url, admin):
+    """A writer stuck behind another one for too long gets a clear error; nothing lands."""
+    with memcommit.open(pg_url(), lock_timeout=0.2) as store:
+        with admin.transaction():  # another writer holding the store's lock
+            admin.execute(store._backend._lock_sql)
+            with pytest.raises(BackendError, match=r"lock_timeout=0\.2s"), store.commit() as tx:
+                tx.add("waited too long")
+        assert store.find() == [] and store.head is None
+        with store.commit() as tx:  # the lock is free again
+            tx.add("now it lands")
+        assert [c.seq for c in store.log()] == [1]
