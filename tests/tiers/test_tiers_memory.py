@@ -384,3 +384,24 @@ def test_a_crash_during_maintenance_leaves_every_memory_in_one_tier(store):
     tm.maintain(now=NOW)
     assert sorted(tiers_of(store, ids)).count("short") == 2
     assert store.check().ok
+
+
+@given(burst=st.integers(min_value=1, max_value=30), capacity=st.integers(min_value=1, max_value=5))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_a_burst_of_new_memories_never_evicts_a_correction(burst, capacity):
+    with tempfile.TemporaryDirectory() as tmp:
+        store = memcommit.open(f"{tmp}/pinned.db", clock=Clock(), synchronous="NORMAL")
+        tiers = TieredMemory(store, capacity=capacity, eviction=LRU())
+        with store.commit(message="correction", now=NOW) as tx:
+            rule = tx.add("Never force-push main.", kind="correction", always=True)
+        for n in range(burst):
+            with store.commit(message=f"fresh {n}", now=NOW) as tx:
+                tx.add(f"fresh memory number {n}")
+        assert store.get(rule.id).tier == "short"
+        assert rule.id in {m.id for m in tiers.working()}
+        others = [m for m in tiers.working() if not m.always]
+        assert len(others) <= capacity  # the pinned correction does not take a slot
+        tiers.close()
+        store.close()

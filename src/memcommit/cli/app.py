@@ -52,9 +52,7 @@ def store_option(fn: Callable) -> Callable:
 
 def json_option(fn: Callable) -> Callable:
     """Add ``--json`` for machine-readable output."""
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")(
-        fn
-    )
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")(fn)
 
 
 def handle_errors(fn: Callable) -> Callable:

@@ -7,13 +7,17 @@ so the demo prints the same tables on every machine.
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
+import click
 from rich.console import Console
 from rich.table import Table
 
 from memcommit.cli.app import console, main
+from memcommit.cli.demo_session import session_story
 from poolsplit import Pool, retrieve, retrieve_pools
 
 DEMO_NOW = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)
@@ -209,7 +213,14 @@ def poolsplit_story(out: Console) -> None:
 
 
 @main.command()
-def demo() -> None:
+@click.option(
+    "--store",
+    "store_target",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="SQLite file for the session (default: a new file in a temporary folder).",
+)
+def demo(store_target: str | None) -> None:
     """Show on an agent's memory what memcommit fixes, with fixed data and time.
 
     Example:
@@ -217,3 +228,11 @@ def demo() -> None:
         memcommit demo
     """
     poolsplit_story(console)
+    if store_target is None:
+        store_target = str(Path(tempfile.mkdtemp(prefix="memcommit-demo-")) / "memcommit.db")
+    elif Path(store_target).exists():
+        raise click.BadParameter(
+            "must not exist yet: the demo starts a new store", param_hint="--store"
+        )
+    session_story(console, store_target)
+    console.print(f"\nExplore it: memcommit log --store {store_target}")

@@ -59,6 +59,15 @@ class MaintenanceResult:
     commits: list[Commit] = field(default_factory=list)
 
 
+def _evictable(m: Memory) -> bool:
+    """Whether ``m`` counts against capacity and may be evicted or trimmed.
+
+    Behavioural corrections (``always``) are pinned: a burst of new memories must
+    never push one out of working memory, so they neither count nor leave.
+    """
+    return not m.always
+
+
 def _named(ids: Sequence[str], limit: int = 8) -> str:
     shown = ", ".join(ids[:limit])
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
@@ -174,7 +183,7 @@ class TieredMemory:
         if short is None:
             tenant, scope = partition
             found = self.store.find(tenant=tenant, scopes=[scope], tiers=["short"], live=False)
-            short = self._short[partition] = {m.id: m for m in found}
+            short = self._short[partition] = {m.id: m for m in found if _evictable(m)}
         return short
 
     def _policy(self, key: Any) -> Any:
@@ -415,7 +424,8 @@ class TieredMemory:
         if self.long_capacity is not None:
             limits.append(("long", self.long_capacity, lambda m: m.tenant))
         for tier, limit, part in limits:
-            sizes = Counter(part(m) for m in self.store.find(tiers=[tier], live=False))
+            found = self.store.find(tiers=[tier], live=False)
+            sizes = Counter(part(m) for m in found if _evictable(m))
             if any(n > limit for n in sizes.values()):
                 return True
         return False
@@ -468,7 +478,7 @@ class TieredMemory:
 
     def _evict(self, now: datetime, result: MaintenanceResult) -> None:
         parts: dict[Partition, list[Memory]] = {}
-        for m in self.store.find(tiers=["short"], live=False):
+        for m in filter(_evictable, self.store.find(tiers=["short"], live=False)):
             parts.setdefault((m.tenant, m.scope), []).append(m)
         moves: list[tuple[str, str]] = []
         dead: list[str] = []
@@ -576,7 +586,7 @@ class TieredMemory:
 
     def _trim_long(self, now: datetime, result: MaintenanceResult) -> None:
         by_tenant: dict[str, list[Memory]] = {}
-        for m in self.store.find(tiers=["long"], live=False):
+        for m in filter(_evictable, self.store.find(tiers=["long"], live=False)):
             by_tenant.setdefault(m.tenant, []).append(m)
         moves: list[tuple[str, str]] = []
         for tenant, members in sorted(by_tenant.items()):

@@ -1,0 +1,48 @@
+"""`memcommit demo`: the agent session chapter on a real SQLite file tells a fixed story."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+import memcommit
+from memcommit.cli import main
+
+HEX_ID = re.compile(r"\b[0-9a-f]{12,32}\b")
+
+
+def run_demo(path) -> str:
+    result = CliRunner().invoke(main, ["demo", "--store", str(path)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_the_session_commits_supersedes_compacts_and_recalls(tmp_path):
+    path = tmp_path / "demo.db"
+    out = run_demo(path)
+    assert "holds: True" in out and "Now it is superseded" in out
+    assert "Compacted 1 trace" in out and "4 steps archived" in out
+    assert "## corrections" in out and "Never rerun a flaky checkout test blindly" in out
+    assert "store.check(): ok" in out
+    with memcommit.open(str(path)) as store:
+        view = store.tenant("acme")
+        assert [c.author for c in view.log()][-1] == "agent"
+        assert any(c.author == "tiers" for c in view.log())
+        correction = view.find(kinds=["correction"])[0]
+        assert correction.tier == "short"  # pinned: the evictions never took it
+        assert store.check().ok
+
+
+def test_the_session_prints_the_same_story_every_run(tmp_path):
+    first = run_demo(tmp_path / "a.db").replace(str(tmp_path / "a.db"), "DB")
+    second = run_demo(tmp_path / "b.db").replace(str(tmp_path / "b.db"), "DB")
+    assert HEX_ID.sub("ID", first) == HEX_ID.sub("ID", second)
+
+
+def test_the_demo_refuses_to_overwrite_an_existing_file(tmp_path):
+    path = tmp_path / "taken.db"
+    path.write_text("not a store")
+    result = CliRunner().invoke(main, ["demo", "--store", str(path)])
+    assert result.exit_code != 0 and "must not exist yet" in result.output
+    assert path.read_text() == "not a store"
