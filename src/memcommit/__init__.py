@@ -4,97 +4,90 @@ A store where every change is an atomic, auditable commit; a working memory that
 behaves like a cache over it; and a recall layer that packs a bounded context
 with reserved budgets, corrections that always load, and a reason for every
 memory left out.
+
+    import memcommit
+    store = memcommit.open("memcommit.db")
+    with store.commit(message="learned", author="agent") as tx:
+        tx.add("Deploys happen on weekdays after 10:00.", kind="fact", tenant="acme")
+    print(store.recall("when do deploys happen", tenant="acme").render())
+
+Compaction's own ``AllOf`` (combining trace policies) stays in
+``memcommit.compaction``; ``memcommit.AllOf`` is the promotion policy.
 """
 
 from memcommit import errors
+from memcommit.compaction import (
+    Compactor,
+    FinishedTraces,
+    KeepFailed,
+    OlderThan,
+    UnderPressure,
+    outline,
+)
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
+from memcommit.recall import Context, Tokens, Words, recall
 from memcommit.store import Store, TenantView, open
+from memcommit.tiers import (
+    ARC,
+    FIFO,
+    LFU,
+    LRU,
+    TTL,
+    AccessCount,
+    AllOf,
+    AnyOf,
+    Forgetting,
+    ImportanceAtLeast,
+    KindIn,
+    Learned,
+    Never,
+    Scored,
+    TieredMemory,
+    TwoQueue,
+    simulate,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ARC",
+    "FIFO",
     "KINDS",
+    "LFU",
+    "LRU",
     "STORES",
     "TIERS",
+    "TTL",
+    "AccessCount",
+    "AllOf",
+    "AnyOf",
     "Change",
     "Commit",
+    "Compactor",
+    "Context",
+    "FinishedTraces",
+    "Forgetting",
+    "ImportanceAtLeast",
+    "KeepFailed",
+    "KindIn",
+    "Learned",
     "Memory",
+    "Never",
+    "OlderThan",
+    "Scored",
     "Store",
     "TenantView",
+    "TieredMemory",
+    "Tokens",
     "Trace",
+    "TwoQueue",
+    "UnderPressure",
     "Usage",
+    "Words",
     "__version__",
     "errors",
     "open",
+    "outline",
+    "recall",
+    "simulate",
 ]
-
-try:  # compaction: guarded so `import memcommit` survives a part that is mid-build
-    from memcommit.compaction import (
-        Compactor,
-        FinishedTraces,
-        KeepFailed,
-        OlderThan,
-        UnderPressure,
-        outline,
-    )
-except ImportError:  # pragma: no cover
-    pass
-else:
-    __all__ += [
-        "Compactor",
-        "FinishedTraces",
-        "KeepFailed",
-        "OlderThan",
-        "UnderPressure",
-        "outline",
-    ]
-
-try:  # recall: guarded so `import memcommit` survives a part that is mid-build
-    from memcommit.recall import Context, Tokens, Words, recall
-except ImportError:  # pragma: no cover
-    pass
-else:
-    __all__ += ["Context", "Tokens", "Words", "recall"]
-
-try:  # tiers: guarded so `import memcommit` survives a part that is mid-build
-    from memcommit.tiers import (
-        ARC,
-        FIFO,
-        LFU,
-        LRU,
-        TTL,
-        AccessCount,
-        AllOf,
-        AnyOf,
-        Forgetting,
-        ImportanceAtLeast,
-        KindIn,
-        Learned,
-        Never,
-        Scored,
-        TieredMemory,
-        TwoQueue,
-        simulate,
-    )
-except ImportError:  # pragma: no cover
-    pass
-else:
-    __all__ += [
-        "ARC",
-        "FIFO",
-        "LFU",
-        "LRU",
-        "TTL",
-        "AccessCount",
-        "AllOf",
-        "AnyOf",
-        "Forgetting",
-        "ImportanceAtLeast",
-        "KindIn",
-        "Learned",
-        "Never",
-        "Scored",
-        "TieredMemory",
-        "TwoQueue",
-        "simulate",
-    ]
