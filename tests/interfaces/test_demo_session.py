@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from click.testing import CliRunner
@@ -46,3 +47,18 @@ def test_the_demo_refuses_to_overwrite_an_existing_file(tmp_path):
     result = CliRunner().invoke(main, ["demo", "--store", str(path)])
     assert result.exit_code != 0 and "must not exist yet" in result.output
     assert path.read_text() == "not a store"
+
+
+def test_the_demo_prints_its_figures_as_json(tmp_path):
+    result = CliRunner().invoke(main, ["demo", "--json", "--store", str(tmp_path / "j.db")])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["poolsplit"]["type_loads"]["skill"] == {"one_budget": 0, "pools": 8}
+    assert figures["poolsplit"]["correction_after_burst"]["24"] == {
+        "one_budget": False,
+        "pools": True,
+    }
+    session = figures["session"]
+    assert session["check_ok"] is True and session["compacted"]["summaries"] == 1
+    kinds = {m["kind"] for m in session["recall"]["selected"]}
+    assert {"correction", "summary"} <= kinds

@@ -20,24 +20,6 @@ def all_commands() -> list[tuple[str, click.Command, click.Context]]:
 
 COMMANDS = all_commands()
 
-#: Commands known to lack --json, with why; strict xfail, so fixing one fails until removed here.
-JSON_GAPS = {"memcommit demo": "demo prints its story as text only (owner: demo)"}
-
-
-def json_cases() -> list:
-    return [
-        pytest.param(
-            path,
-            command,
-            ctx,
-            id=path,
-            marks=[pytest.mark.xfail(strict=True, reason=JSON_GAPS[path])]
-            if path in JSON_GAPS
-            else [],
-        )
-        for path, command, ctx in COMMANDS
-    ]
-
 
 def test_cli_reference_is_current():
     assert DOCS_PATH.read_text(encoding="utf-8") == reference(), (
@@ -53,7 +35,7 @@ def test_help_ends_with_an_example(path, command, ctx):
     assert "memcommit" in example, f"{path}: the example does not show a command line"
 
 
-@pytest.mark.parametrize(("path", "command", "ctx"), json_cases())
+@pytest.mark.parametrize(("path", "command", "ctx"), COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_commands_that_print_data_offer_json(path, command, ctx):
     if isinstance(command, click.Group) or command.name in SERVERS:
         return

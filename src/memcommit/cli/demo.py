@@ -7,6 +7,7 @@ so the demo prints the same tables on every machine.
 
 from __future__ import annotations
 
+import io
 import tempfile
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -16,7 +17,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from memcommit.cli.app import console, main
+from memcommit.cli.app import console, json_option, main, print_json
 from memcommit.cli.demo_session import session_story
 from poolsplit import Pool, retrieve, retrieve_pools
 
@@ -154,8 +155,12 @@ def loads_correction(chosen: list[dict]) -> bool:
     return any(e["type"] == "correction" for e in chosen)
 
 
-def poolsplit_story(out: Console) -> None:
-    """Chapter: type starvation and a crowded-out correction, then pools and always-scope."""
+def poolsplit_story(out: Console) -> dict:
+    """Chapter: type starvation and a crowded-out correction, then pools and always-scope.
+
+    Prints to ``out`` and returns the figures it printed (for ``--json``).
+    """
+    figures: dict = {"queries": len(QUERIES), "type_loads": {}, "correction_after_burst": {}}
     out.rule("[bold]Reserved pools and corrections that always load[/bold]")
     out.print(
         f"An agent's memory of a checkout service: {len(MEMORIES) + 1} memories. "
@@ -177,6 +182,7 @@ def poolsplit_story(out: Console) -> None:
     table.add_column("one budget", justify="right")
     table.add_column("pools + always-scope", justify="right")
     for kind in TYPE_ORDER:
+        figures["type_loads"][kind] = {"one_budget": single[kind], "pools": pooled[kind]}
         table.add_row(
             kind,
             str(kinds[kind]),
@@ -199,6 +205,10 @@ def poolsplit_story(out: Console) -> None:
         fixed = agent_memory(always=True, burst=burst)
         result = retrieve_pools(fixed, POOLS, context_of(RISKY_QUERY), now=DEMO_NOW)
         pooled_chosen = [e for picked in result.values() for e in picked]
+        figures["correction_after_burst"][burst] = {
+            "one_budget": loads_correction(chosen),
+            "pools": loads_correction(pooled_chosen),
+        }
         table.add_row(
             str(burst),
             "yes" if loads_correction(chosen) else "[red]no[/red]",
@@ -210,6 +220,7 @@ def poolsplit_story(out: Console) -> None:
         "fresh migration logs, exactly when the agent is about to repeat the mistake. "
         'With scope="always" it loads first, outside every budget.'
     )
+    return figures
 
 
 @main.command()
@@ -220,19 +231,24 @@ def poolsplit_story(out: Console) -> None:
     default=None,
     help="SQLite file for the session (default: a new file in a temporary folder).",
 )
-def demo(store_target: str | None) -> None:
+@json_option
+def demo(store_target: str | None, as_json: bool) -> None:
     """Show on an agent's memory what memcommit fixes, with fixed data and time.
 
     Example:
 
         memcommit demo
     """
-    poolsplit_story(console)
+    out = Console(file=io.StringIO()) if as_json else console
+    figures = {"poolsplit": poolsplit_story(out)}
     if store_target is None:
         store_target = str(Path(tempfile.mkdtemp(prefix="memcommit-demo-")) / "memcommit.db")
     elif Path(store_target).exists():
         raise click.BadParameter(
             "must not exist yet: the demo starts a new store", param_hint="--store"
         )
-    session_story(console, store_target)
-    console.print(f"\nExplore it: memcommit log --store {store_target}")
+    figures["session"] = session_story(out, store_target)
+    if as_json:
+        print_json(figures)
+    else:
+        console.print(f"\nExplore it: memcommit log --store {store_target}")

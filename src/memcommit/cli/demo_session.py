@@ -50,8 +50,11 @@ def scripted_clock() -> Iterator[datetime]:
         t += timedelta(minutes=1)
 
 
-def session_story(out: Console, target: str) -> None:
-    """Chapter: commits, a trace, a superseded fact, as-of reads, tiers, compaction, recall."""
+def session_story(out: Console, target: str) -> dict:
+    """Chapter: commits, a trace, a superseded fact, as-of reads, tiers, compaction, recall.
+
+    Prints to ``out`` and returns what happened (for ``--json``).
+    """
     ticks = scripted_clock()
     with memcommit.open(target, clock=lambda: next(ticks)) as store:
         out.rule("[bold]An agent session: every change is a commit[/bold]")
@@ -138,3 +141,21 @@ def session_story(out: Console, target: str) -> None:
         tiers.close()
         check = store.check()
         out.print(f"store.check(): {'ok' if check.ok else check.problems}")
+        return {
+            "store": target,
+            "tenant": TENANT,
+            "commits": [
+                {"seq": c.seq, "author": c.author, "message": c.message}
+                for c in reversed(agent.log())
+            ],
+            "superseded": {"old": old.id, "new": new.id, "held_as_of": learned.seq},
+            "touch": {
+                "hits": result.hits,
+                "warm_hits": result.warm_hits,
+                "misses": result.misses,
+                "paged_in": result.paged_in,
+            },
+            "compacted": {"traces": list(done.traces), "summaries": len(done.summaries)},
+            "recall": ctx.to_dict(),
+            "check_ok": check.ok,
+        }
