@@ -24,3 +24,16 @@ def test_ci_runs_the_readme_test_command_verbatim():
     _, tests = quick_start_commands()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert tests in ci.splitlines()
+
+
+def python_examples() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.+?)\n```", readme, flags=re.S)
+
+
+def test_every_python_example_in_the_readme_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples open ./memcommit.db
+    examples = python_examples()
+    assert len(examples) >= 2
+    for source in examples:
+        exec(compile(source, "README.md", "exec"), {"__name__": "readme_example"})
