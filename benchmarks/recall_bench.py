@@ -11,7 +11,13 @@ memcommit's index is built directly with ``TenantIndex.put_many`` (the same
 code a store commit runs, minus 1M SQLite commits); memories are loaded from
 the generated corpus for the selected ids, as a store would serve them.
 
+Adds: 1,000 new memories for one tenant, timed as indexing them plus the first
+query after them (which computes the document norms it needs under the new
+statistics). Explanation: the full row table of one tenant on demand, as
+counts per reason plus the first page of 100 rows, and every row at once.
+
     .venv/bin/python benchmarks/recall_bench.py [--memories 1000000] [--queries 200]
+    .venv/bin/python benchmarks/recall_bench.py --quick   # 100,000 memories, no peers
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import numpy as np
 
@@ -162,8 +169,8 @@ def bench_memcommit(texts, qs, runs, adds):
         index.merge()
         indexes.append(index)
     build = time.perf_counter() - start
-    for index in indexes:
-        index.norms()
+    for index in indexes:  # every norm, so the index memory below includes them
+        index.norms(np.arange(len(index.ids)))
     gc.collect()
     memory_mb = rss_mb() - before
     array_mb = sum(index.memory_bytes() for index in indexes) / 2**20
@@ -191,15 +198,17 @@ def bench_memcommit(texts, qs, runs, adds):
 
     tfidf = timed(run("tfidf"), qs, runs)
     default = timed(run("memory"), qs, max(1, runs // 2))
+    explained = explain_ms(run("tfidf"), qs)
     extra = additions(texts, adds)
     first = len(texts[0])
+    texts[0].extend(extra)  # the loader serves the added memories from here
+    next_query = next(q for t, q in qs if t == 0)
     start = time.perf_counter()
     indexes[0].put_many(memory(0, first + i, text) for i, text in enumerate(extra))
     added = time.perf_counter() - start
     start = time.perf_counter()
-    indexes[0].norms()
+    run("tfidf")(0, next_query)
     refresh = time.perf_counter() - start
-    texts[0].extend(extra)  # the loader serves the added memories from here
     return {
         "build_s": build,
         "rss_mb": memory_mb,
@@ -208,6 +217,26 @@ def bench_memcommit(texts, qs, runs, adds):
         "memory": default,
         "add_s": added,
         "refresh_s": refresh,
+        "explain": explained,
+    }
+
+
+def explain_ms(run: Callable[[int, str], Any], qs: list[tuple[int, str]]) -> dict[str, float]:
+    """The explanation of tenant 0's recalls: counts + a page (median), every row (once)."""
+    mine = [q for t, q in qs if t == 0][:10]
+    paged = []
+    for q in mine:
+        start = time.perf_counter()
+        ctx = run(0, q)
+        ctx.explanation.counts()
+        ctx.explanation.page(0, 100)
+        paged.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    rows = len(run(0, mine[0]).rows)
+    return {
+        "page_ms": statistics.median(paged) * 1e3,
+        "all_s": time.perf_counter() - start,
+        "rows": rows,
     }
 
 
@@ -303,7 +332,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="repetitions; medians are shown")
     parser.add_argument("--adds", type=int, default=1_000)
     parser.add_argument("--skip", default="", help="comma-separated peers to skip")
+    parser.add_argument(
+        "--quick", action="store_true", help="100,000 memories, 50 queries, 1 run, no peers"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.memories, args.queries, args.runs = 100_000, 50, 1
+        args.skip = "tantivy,fts5,bm25s"
     texts, words = corpus(args.memories)
     qs = queries(words, args.queries)
     print(
@@ -339,7 +374,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<28}{p50:>9.2f}{p95:>9.2f}{shown:>14}")
     print(
         f"\nmemcommit adds: {ours['add_s']:.3f} s to index + {ours['refresh_s']:.3f} s "
-        "to refresh norms on the next query"
+        "for the next query (norms of its hits under the new statistics)"
+    )
+    explained = ours["explain"]
+    print(
+        f"memcommit explanation of a {explained['rows']:,}-memory tenant: recall + counts + "
+        f"first page of 100 rows {explained['page_ms']:.1f} ms (median); "
+        f"every row at once {explained['all_s']:.2f} s"
     )
     return 0
 

@@ -103,7 +103,10 @@ def test_live_pools_reserve_room_for_each_kind(live) -> None:
     assert status == 200
     by_pool = {m["pool"] for m in selection["selected_memories"]}
     assert by_pool == {"facts", "events"}
-    assert set(selection["context"]["used"]) == {"facts", "events"}
+    # the pools leave kinds out (corrections, ...): always-scope memories of those would load
+    # in the implicit first pool "always", which has no room for anything else
+    assert set(selection["context"]["used"]) == {"always", "facts", "events"}
+    assert selection["context"]["used"]["always"] == 0
     kinds = {m["pool"]: set() for m in selection["selected_memories"]}
     for memory in selection["selected_memories"]:
         kinds[memory["pool"]].add(memory["kind"])

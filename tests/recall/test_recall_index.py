@@ -163,3 +163,16 @@ def test_stemmer_maps_inflections_together(words, same):
         assert len(stems) == 1, stems
     elif same is None:
         assert stems == set(words)  # short words and -us/-is endings stay as they are
+
+
+def test_norms_of_a_few_documents_have_the_bits_of_the_full_pass():
+    rnd = random.Random(4)
+    index = TenantIndex("t")
+    for i in range(500):
+        index.put(Memory(id=f"m{i}", content=random_text(rnd), tenant="t"))
+    few = np.array(sorted(rnd.sample(range(500), 20)))
+    partial = index.norms(few).copy()  # the first query after a change: only its hits
+    assert np.isnan(index._norms).sum() == 480
+    everything = index.norms(np.arange(500))  # more than half the postings: one full pass
+    assert not np.isnan(index._norms).any()
+    assert np.array_equal(partial, everything[few])

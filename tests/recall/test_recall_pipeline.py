@@ -164,6 +164,74 @@ def test_kinds_no_pool_draws_are_filtered(seed):
     assert row(ctx, "M3").reason == "store_type"
 
 
+def _correction(store, now, *, id="C1", always=True):
+    with store.commit(message="correction", now=now - timedelta(days=300)) as tx:
+        tx.add(
+            "Never restart the primary during business hours.",
+            id=id,
+            tenant="team-a",
+            kind="correction",
+            always=always,
+        )
+
+
+def test_always_memories_load_even_when_no_pool_draws_their_kind(bank, seed, now):
+    _correction(bank, now)
+    _correction(bank, now, id="C2", always=False)
+    pools = [poolsplit.Pool("procedures", 11, 1, ("procedure",))]
+    ctx = seed(Q_PROCEDURE, pools=pools)
+    assert list(ctx.pools) == ["always", "procedures"]
+    assert [m.id for m in ctx.pools["always"]] == ["C1"] and selected(ctx)[0] == "C1"
+    assert row(ctx, "C1").outcome == "selected" and row(ctx, "C1").pool == "always"
+    assert ctx.used["always"] == 7  # outside every cap; the caller's pool keeps its room
+    assert [m.id for m in ctx.pools["procedures"]] == ["M4"]
+    assert row(ctx, "C2").reason == "store_type"  # a contextual correction: no pool draws it
+    # a pool that draws corrections loads it itself; "always" is there when kinds are left out
+    ctx = seed(Q_PROCEDURE, pools=[poolsplit.Pool("all", 11, 1)])
+    assert list(ctx.pools) == ["all"] and ctx.pools["all"][0].id == "C1"
+    ctx = seed(Q_PROCEDURE, pools=[poolsplit.Pool("p", 11, 1, ("procedure", "correction"))])
+    assert list(ctx.pools) == ["always", "p"] and ctx.pools["always"] == []
+    assert [m.id for m in ctx.pools["p"]] == ["C1", "M4"]
+
+
+def test_the_kinds_filter_still_applies_to_always_memories(bank, seed, now):
+    _correction(bank, now)
+    ctx = seed(Q_PROCEDURE, kinds=["procedure"], pools=[poolsplit.Pool("p", 11, 1)])
+    assert row(ctx, "C1").reason == "store_type" and "C1" not in selected(ctx)
+    # filters other than the pools' kinds still apply: a correction of another session
+    procedures = [poolsplit.Pool("p", 11, 1, ("procedure",))]
+    ctx = seed(Q_PROCEDURE, session="s9", include_previous_sessions=False, pools=procedures)
+    assert row(ctx, "C1").reason == "previous_session"
+
+
+def test_a_pool_named_always_is_refused_when_the_implicit_one_is_needed(seed):
+    with pytest.raises(InvalidInput) as err:
+        seed(Q_PROCEDURE, pools=[poolsplit.Pool("always", 11, 1, ("procedure",))])
+    assert err.value.field == "pools"
+    ctx = seed(Q_PROCEDURE, pools=[poolsplit.Pool("always", 11, 1)])  # draws every kind
+    assert list(ctx.pools) == ["always"]
+
+
+def test_views_of_one_store_share_one_index(bank, now):
+    index = store_index(bank)
+    assert store_index(bank.tenant("team-a")) is index is store_index(bank.tenant("team-b"))
+    assert bank.tenant("team-a").store is bank
+    recall(bank.tenant("team-a"), Q_INCIDENT, now=now)
+    recall(bank.tenant("team-b"), Q_INCIDENT, now=now)
+    assert set(index.tenants) == {"team-a", "team-b"}
+    with bank.commit(message="new", now=now) as tx:
+        tx.add("database timeout seen in staging", id="N9", tenant="team-b")
+    view_rows = recall(bank.tenant("team-b"), Q_INCIDENT, now=now).rows
+    assert "N9" in {r.memory.id for r in view_rows}
+    assert {r.memory.tenant for r in view_rows} == {"team-b"}
+
+
+def test_find_reads_many_ids_at_once(bank):
+    found = bank.find(ids=["M2", "M6", "nope"], live=False)
+    assert [m.id for m in found] == ["M2", "M6"]
+    assert [m.id for m in bank.tenant("team-a").find(ids=["M2", "M6"])] == ["M2"]
+
+
 @pytest.mark.parametrize(
     ("kw", "field"),
     [

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memcommit
+import poolsplit
 from memcommit.model import Memory
 from memcommit.recall import Words, recall
 
@@ -114,6 +115,31 @@ def test_always_memories_that_pass_the_filters_are_always_selected(specs, query,
     ctx = recall(bank, query, tenant="a", now=NOW, **opts)
     assert "always" in [m.id for m in ctx.selected]
     assert ctx.selected[0].always
+
+
+pool_sets = st.sampled_from(
+    [
+        [poolsplit.Pool("facts", 10, 2, ("fact",))],
+        [poolsplit.Pool("events", 10, 2, ("event", "procedure")), poolsplit.Pool("f", 5, 1)],
+        [poolsplit.Pool("working", 0, 0, ("working",))],
+    ]
+)
+
+
+@fast
+@given(memory_specs, queries, pool_sets, st.sampled_from(["tfidf", "memory"]))
+def test_always_memories_load_whatever_kinds_the_pools_draw(specs, query, pools, scorer):
+    always = Memory(
+        id="always",
+        content="never skip the review",
+        kind="correction",
+        tenant="a",
+        always=True,
+        created_at=NOW - timedelta(days=400),
+    )
+    ctx = recall([*memories(specs), always], query, tenant="a", now=NOW, pools=pools, scorer=scorer)
+    assert sum(m.id == "always" for m in ctx.selected) == 1
+    assert any(chosen and chosen[0].id == "always" for chosen in ctx.pools.values())
 
 
 @fast

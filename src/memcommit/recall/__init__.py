@@ -8,11 +8,13 @@
 
 Modules, in pipeline order: text (terms) and stem, tfidf (the formulas), index
 (per-tenant inverted index kept current by commits), sources (store or list),
-filters, rank (cosines) and scorers, budget, pack (poolsplit), context.
+filters, rank (cosines) and scorers, budget, pack (poolsplit), context, and
+explain (the rows, counted at once and built a page at a time).
 """
 
 from memcommit.recall.budget import TiktokenCounter, Tokens, Words, count_words
 from memcommit.recall.context import REASONS, STAGES, Context, Row
+from memcommit.recall.explain import Counts, Explanation
 from memcommit.recall.pipeline import recall
 from memcommit.recall.rank import Query
 from memcommit.recall.scorers import BatchScorer, Hybrid, PoolsplitScore, Scorer, Tfidf
@@ -22,6 +24,8 @@ __all__ = [
     "STAGES",
     "BatchScorer",
     "Context",
+    "Counts",
+    "Explanation",
     "Hybrid",
     "PoolsplitScore",
     "Query",

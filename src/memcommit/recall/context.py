@@ -2,17 +2,21 @@
 
 The workbench, the CLI and the MCP server all show this object. Rows can be
 expensive at a million memories, so a `Context` may compute them on first
-access (``explain=False``); they are the same rows either way.
+access (``explain=False``); they are the same rows either way. Its
+`explanation` counts them and builds them a page at a time, for tables too
+long to build whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcommit.model import Memory
+
+if TYPE_CHECKING:
+    from memcommit.recall.explain import Explanation
 
 STAGES = ("stored", "filters", "ranking", "packing")
 
@@ -87,16 +91,20 @@ class Context:
     pools: dict[str, list[Memory]]
     used: dict[str, int]
     scorer: str
+    #: Counts of every row, and rows a page at a time (see `memcommit.recall.explain`).
+    explanation: Explanation = field(repr=False)
     note: str | None = None
     _rows: list[Row] | None = field(default=None, repr=False)
-    _explain: Callable[[], list[Row]] | None = field(default=None, repr=False)
 
     @property
     def rows(self) -> list[Row]:
-        """One row per memory the tenant can see: selected first (render order), then the rest."""
+        """One row per memory the tenant can see: selected first (render order), then the rest.
+
+        Rows not selected are ordered by blended score (highest first; rows
+        without one last), then creation time and id.
+        """
         if self._rows is None:
-            self._rows = self._explain() if self._explain is not None else []
-            self._explain = None
+            self._rows = self.explanation.rows()
         return self._rows
 
     @property

@@ -1,11 +1,12 @@
 """Scope filters: which of a tenant's memories may compete at all, and why not.
 
 Filters run in a fixed order and a memory is reported with the first one it
-fails: memory type, scope, previous session, maximum age (inclusive), older
-version of a key, validity, tier. "Latest per key" is decided over all of the
-tenant's memories before any filter runs, so a newer record excludes an older
-one even when another filter later excludes the newer one too: a stale fact is
-never resurrected.
+fails: memory type (the ``kinds`` asked for; then, for memories that are not
+always-scope, the kinds some pool draws from), scope, previous session,
+maximum age (inclusive), older version of a key, validity, tier. "Latest per
+key" is decided over all of the tenant's memories before any filter runs, so a
+newer record excludes an older one even when another filter later excludes the
+newer one too: a stale fact is never resurrected.
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ class Scope:
     latest_per_key: bool = False
     live: bool = True
     tiers: tuple[str, ...] | None = ("short", "mid", "long")
+    #: Kinds the pools draw from (None: all). Always-scope memories pass regardless.
+    pool_kinds: tuple[str, ...] | None = None
 
     @classmethod
     def parse(
@@ -147,6 +150,9 @@ def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.nda
 
     if scope.kinds is not None:
         fail(1, ~np.isin(snap.kind[docs], _codes(snap.kinds, scope.kinds)))
+    if scope.pool_kinds is not None:
+        drawn = np.isin(snap.kind[docs], _codes(snap.kinds, scope.pool_kinds))
+        fail(1, ~drawn & ~snap.always[docs])
     if scope.scopes is not None:
         fail(2, ~np.isin(snap.scope[docs], _codes(snap.scopes, scope.scopes)))
     if not scope.include_previous_sessions:

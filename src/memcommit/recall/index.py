@@ -10,13 +10,20 @@ the next merge rebuilds them compactly. Postings live in a compact main part
 (numpy CSR, rebuilt by merges) plus a small append-only delta, so adding a
 memory costs a few list appends and a query touches only its terms' postings.
 
-Document norms depend on every idf, so they are recomputed (vectorized, each
-document's terms summed in sorted term order) the first time a query needs them
-after the statistics changed.
+Document norms depend on every idf, and every idf on the document count N, so
+any change makes every norm stale. Exact cosine needs the norm only of the
+documents a query shares a term with, so norms are computed for those (each
+document's terms summed in sorted term order, the same arithmetic for one
+document or all) and kept until the statistics change; once queries have
+summed half of all postings since the last change, all are computed in one
+vectorized pass. A change therefore costs the next query the norms of its
+own hits, not a pass over the whole tenant.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import threading
 from array import array
 from collections import Counter
@@ -32,6 +39,7 @@ from memcommit.recall.text import tokenize
 from memcommit.recall.tfidf import idfs, tf_weights
 
 _TF_MAX = np.iinfo(np.uint16).max
+_BATCH = 4096  # memories indexed together: columns grow once per batch
 _COLUMNS = [
     "alive",
     "kind",
@@ -133,9 +141,13 @@ class TenantIndex:
         self.delta: dict[int, tuple[array, array]] = {}
         self.delta_size = 0
         self.dead = 0
-        self._norms: np.ndarray | None = None
+        self._norms = np.zeros(0)  # NaN where not computed under the current statistics
         self._norms_generation = -1
+        self._norms_work = 0  # postings summed for norms since the statistics changed
+        self._norms_complete = False
+        self._idf = np.zeros(0)
         self._lengths: tuple[int, np.ndarray, float] | None = None
+        self._snapshot: Snapshot | None = None
 
     # ── writes ──────────────────────────────────────────────────────────────
 
@@ -147,16 +159,37 @@ class TenantIndex:
 
     def put(self, memory: Memory) -> None:
         """Index ``memory``; a memory already indexed under its id is replaced."""
-        with self.lock:
-            self._put(memory)
-            self._maybe_merge()
+        self.put_many([memory])
 
     def put_many(self, memories: Iterable[Memory]) -> None:
-        """Index many memories (a bulk load, or every version of one commit)."""
+        """Index many memories (a bulk load, or every version of one commit).
+
+        Columns grow once per batch of memories, not once per memory. Of several
+        versions of one id in a batch, the last is indexed (the earlier ones
+        would be retired at once).
+        """
+        items = iter(memories)
         with self.lock:
-            for memory in memories:
-                self._put(memory)
+            while chunk := list(itertools.islice(items, _BATCH)):
+                self._put_batch(list({memory.id: memory for memory in chunk}.values()))
             self._maybe_merge()
+
+    def _put_batch(self, batch: list[Memory]) -> None:
+        for memory in batch:
+            old = self.doc_of.get(memory.id)
+            if old is not None:
+                self._retire(old)
+        first = len(self.ids)
+        docs = range(first, first + len(batch))
+        self.ids.extend(memory.id for memory in batch)
+        self.doc_of.update(zip((memory.id for memory in batch), docs, strict=True))
+        self._append_columns(batch)
+        self._append_terms(batch, first)
+        keys = self.key.data
+        for doc in docs:
+            if keys[doc] >= 0:
+                self._join_key(int(keys[doc]), doc)
+        self.generation += 1
 
     def remove(self, memory_id: str) -> None:
         """Forget a memory (a purge): it is no longer a document of the tenant."""
@@ -166,52 +199,52 @@ class TenantIndex:
                 self._retire(doc)
                 self.generation += 1
 
-    def _put(self, memory: Memory) -> None:
-        old = self.doc_of.get(memory.id)
-        if old is not None:
-            self._retire(old)
-        doc = len(self.ids)
-        self.ids.append(memory.id)
-        self.doc_of[memory.id] = doc
-        self.alive.append(True)
-        self.kind.append(self.kinds.code(memory.kind))
-        self.scope.append(self.scopes.code(memory.scope))
-        self.session.append(self.sessions.code(memory.session))
-        key = self.keys.code(memory.key)
-        self.key.append(key)
-        self.tier.append(self.tiers.code(memory.tier))
-        self.created.append(to_micros(memory.created_at, NO_START))
-        self.commit.append(memory.created_commit or 0)
-        self.valid_from.append(to_micros(memory.valid_from, NO_START))
-        self.valid_to.append(to_micros(memory.valid_to, NO_END))
-        self.status_ok.append(memory.status == "active" and memory.superseded_by is None)
-        self.always.append(bool(memory.always))
-        self.latest.append(True)
-        content = memory.content or ""
-        self.words.append(len(content.split()))
-        self.chars.append(len(content))
-        self.token_count.append(memory.token_count or 0)
-        counts = Counter(tokenize(content))
-        terms = sorted(counts)  # norms sum in this order: independent of insertion order
+    def _append_columns(self, batch: list[Memory]) -> None:
+        contents = [memory.content or "" for memory in batch]
+        self.alive.extend(np.ones(len(batch), dtype=np.bool_))
+        self.kind.extend([self.kinds.code(m.kind) for m in batch])
+        self.scope.extend([self.scopes.code(m.scope) for m in batch])
+        self.session.extend([self.sessions.code(m.session) for m in batch])
+        self.key.extend([self.keys.code(m.key) for m in batch])
+        self.tier.extend([self.tiers.code(m.tier) for m in batch])
+        self.created.extend([to_micros(m.created_at, NO_START) for m in batch])
+        self.commit.extend([m.created_commit or 0 for m in batch])
+        self.valid_from.extend([to_micros(m.valid_from, NO_START) for m in batch])
+        self.valid_to.extend([to_micros(m.valid_to, NO_END) for m in batch])
+        self.status_ok.extend([m.status == "active" and m.superseded_by is None for m in batch])
+        self.always.extend([bool(m.always) for m in batch])
+        self.latest.extend(np.ones(len(batch), dtype=np.bool_))
+        self.words.extend([len(text.split()) for text in contents])
+        self.chars.extend([len(text) for text in contents])
+        self.token_count.extend([m.token_count or 0 for m in batch])
+
+    def _append_terms(self, batch: list[Memory], first: int) -> None:
         vocabulary, df, delta = self.vocabulary, self.df, self.delta
-        tids = [vocabulary.id(term) for term in terms]
-        tfs = [min(counts[term], _TF_MAX) for term in terms]
-        if tids and max(tids) >= len(df):
-            df.extend([0] * (max(tids) + 1 - len(df)))
-        for tid, tf in zip(tids, tfs, strict=True):
-            df[tid] += 1
-            slot = delta.get(tid)
-            if slot is None:
-                slot = delta[tid] = (array("i"), array("H"))
-            slot[0].append(doc)
-            slot[1].append(tf)
-        self.delta_size += len(tids)
-        self.fwd_start.append(len(self.fwd_terms))
-        self.fwd_terms.extend(tids)
-        self.fwd_tf.extend(tfs)
-        if key >= 0:
-            self._join_key(key, doc)
-        self.generation += 1
+        starts: list[int] = []
+        all_tids: list[int] = []
+        all_tfs: list[int] = []
+        offset = len(self.fwd_terms)
+        for doc, memory in enumerate(batch, first):
+            counts = Counter(tokenize(memory.content or ""))
+            terms = sorted(counts)  # norms sum in this order: independent of insertion order
+            tids = [vocabulary.id(term) for term in terms]
+            tfs = [min(counts[term], _TF_MAX) for term in terms]
+            if tids and max(tids) >= len(df):
+                df.extend([0] * (max(tids) + 1 - len(df)))
+            for tid, tf in zip(tids, tfs, strict=True):
+                df[tid] += 1
+                slot = delta.get(tid)
+                if slot is None:
+                    slot = delta[tid] = (array("i"), array("H"))
+                slot[0].append(doc)
+                slot[1].append(tf)
+            starts.append(offset + len(all_tids))
+            all_tids += tids
+            all_tfs += tfs
+        self.delta_size += len(all_tids)
+        self.fwd_start.extend(starts)
+        self.fwd_terms.extend(all_tids)
+        self.fwd_tf.extend(all_tfs)
 
     def _retire(self, doc: int) -> None:
         self.alive.data[doc] = False
@@ -322,16 +355,23 @@ class TenantIndex:
     # ── reads ───────────────────────────────────────────────────────────────
 
     def snapshot(self) -> Snapshot:
-        """The filter columns as they are now; later changes do not show through."""
+        """The filter columns as they are now; later changes do not show through.
+
+        Unchanged index, same snapshot: what it caches (the birth order) is reused.
+        """
         with self.lock:
+            found = self._snapshot
+            if found is not None and found.generation == self.generation:
+                return found
             columns = {
                 name: getattr(self, name).view().copy()
                 if name in _MUTABLE
                 else getattr(self, name).view()
                 for name in _COLUMNS
             }
-            return Snapshot(
+            self._snapshot = Snapshot(
                 tenant=self.tenant,
+                generation=self.generation,
                 ids=self.ids,
                 size=self.alive.size,
                 kinds=self.kinds,
@@ -340,6 +380,7 @@ class TenantIndex:
                 tiers=self.tiers,
                 **columns,
             )
+            return self._snapshot
 
     @property
     def n_docs(self) -> int:
@@ -377,23 +418,58 @@ class TenantIndex:
         """The smoothed idf of every term id under this tenant's current statistics."""
         return idfs(self.n_docs, np.frombuffer(self.df, dtype=np.int32).copy())
 
-    def norms(self) -> np.ndarray:
-        """|d| of every document under the current statistics (recomputed when stale)."""
+    def norms(self, docs: np.ndarray) -> np.ndarray:
+        """|d| of ``docs`` under the current statistics (computed where not known yet)."""
         with self.lock:
-            if self._norms is not None and self._norms_generation == self.generation:
-                return self._norms
-            n = self.alive.size
-            terms = self.fwd_terms.view()
-            squares = (tf_weights(self.fwd_tf.view()) * self.idf_table()[terms]) ** 2
-            starts = self.fwd_start.view()
-            lengths = np.diff(np.append(starts, len(terms)))
-            sums = np.zeros(n, dtype=np.float64)
-            nonempty = lengths > 0
-            if len(terms):
-                sums[nonempty] = np.add.reduceat(squares, starts[nonempty])
-            self._norms = np.sqrt(sums)
-            self._norms_generation = self.generation
-            return self._norms
+            if self._norms_generation != self.generation:
+                self._norms = np.full(self.alive.size, np.nan)
+                self._norms_generation = self.generation
+                self._norms_work = 0
+                self._norms_complete = False
+                self._idf = self.idf_table()
+            norms = self._norms
+            if self._norms_complete:
+                return norms[docs]
+            missing = docs[np.isnan(norms[docs])]
+            if len(missing):
+                work = int(self._spans(missing)[1].sum())
+                self._norms_work += work
+                if 2 * self._norms_work > self.fwd_terms.size:  # one pass is cheaper now
+                    norms[:] = self._norm_sums(np.arange(self.alive.size))
+                    self._norms_complete = True
+                else:
+                    norms[missing] = self._norm_sums(missing)
+            return norms[docs]
+
+    def _spans(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each document's terms start in the forward arrays, and how many it has."""
+        starts = self.fwd_start.data[docs]
+        following = docs + 1
+        ends = np.full(len(docs), self.fwd_terms.size, dtype=np.int64)
+        inside = following < self.fwd_start.size
+        ends[inside] = self.fwd_start.data[following[inside]]
+        return starts, ends - starts
+
+    def _norm_sums(self, docs: np.ndarray) -> np.ndarray:
+        """sqrt(sum of squared tf-idf weights) of ``docs``, each summed over its sorted terms.
+
+        The terms of ``docs`` are gathered into one contiguous array and summed
+        per document, so a norm has the same bits whichever documents it is
+        computed with.
+        """
+        starts, lengths = self._spans(docs)
+        firsts = np.cumsum(lengths) - lengths
+        total = int(lengths.sum())
+        out = np.zeros(len(docs), dtype=np.float64)
+        if not total:
+            return out
+        entries = np.arange(total, dtype=np.int64) + np.repeat(starts - firsts, lengths)
+        weights = tf_weights(self.fwd_tf.data[entries])
+        weights *= self._idf[self.fwd_terms.data[entries]]
+        weights *= weights
+        nonempty = lengths > 0
+        out[nonempty] = np.add.reduceat(weights, firsts[nonempty])
+        return np.sqrt(out)
 
     def lengths(self) -> tuple[np.ndarray, float]:
         """Terms per document, and their mean over current documents (cached per change)."""
@@ -449,6 +525,7 @@ class Snapshot:
     """
 
     tenant: str
+    generation: int
     ids: list[str]
     size: int
     kinds: Codes
@@ -471,3 +548,23 @@ class Snapshot:
     words: np.ndarray
     chars: np.ndarray
     token_count: np.ndarray
+
+    @functools.cached_property
+    def birth_rank(self) -> np.ndarray:
+        """Each document's position in (creation time, id) order, the tie-break of every ranking.
+
+        Sorted by time in numpy; only documents created at the same instant (one
+        commit's) are then ordered by id in Python.
+        """
+        order = np.argsort(self.created, kind="stable")
+        times = self.created[order]
+        bounds = np.flatnonzero(np.diff(times)) + 1
+        firsts = np.concatenate(([0], bounds))
+        lasts = np.concatenate((bounds, [self.size]))
+        ties = lasts - firsts > 1
+        ids = self.ids
+        for first, last in zip(firsts[ties].tolist(), lasts[ties].tolist(), strict=True):
+            order[first:last] = sorted(order[first:last].tolist(), key=ids.__getitem__)
+        rank = np.empty(self.size, dtype=np.int64)
+        rank[order] = np.arange(self.size)
+        return rank

@@ -3,9 +3,25 @@
 Every decision (selected, over budget, over the record limit, always) is told
 by poolsplit's ``on_decision`` from inside the loop that packs; nothing here
 re-implements that loop. For speed, only a prefix of the ranking is handed to
-poolsplit when that provably gives the same selection: after the prefix, each
-pool is either at its entry cap or has fewer tokens left than the cheapest
-memory not in the prefix. Otherwise the prefix grows (at most to everything).
+poolsplit, grown (at most to everything) until it provably decides the same as
+the whole ranking would: after the prefix, each pool is either at its entry
+cap or has fewer tokens left than the cheapest memory not in the prefix.
+
+Then the memories poolsplit never saw (``Packed.unvisited``, all ranked below
+every one it saw) get exactly the decisions the whole ranking would have given
+them, by poolsplit's own rule (`Packed.unseen_outcome`). With the whole
+ranking, poolsplit would first make the same decisions for the prefix: it
+walks in rank order, and its one look-ahead (after 32 skips, "can the cheapest
+entry left still fit?") can only stop it early where every entry left is too
+big anyway, so each prefix entry is skipped or selected alike. Then, per pool:
+
+- at its entry cap, the loop ends and every entry left is ``over_record_limit``;
+- otherwise the tokens left are fewer than the cheapest unseen memory costs, so
+  each one is skipped as ``over_budget`` (one by one, or all at once when the
+  look-ahead finds that nothing left can fit: the same outcome).
+
+An unseen memory is never selected, so no pool claims it: every pool whose
+types cover its kind decides it, in pool order.
 """
 
 from __future__ import annotations
@@ -32,13 +48,28 @@ class Packed:
 
     pools: dict[str, list[int]]
     decisions: list[poolsplit.Decision] = field(default_factory=list)
-    complete: bool = True  # True when every ranked memory was handed to poolsplit
+    #: Ranked documents poolsplit never saw (ranked below all it saw), in no order.
+    unvisited: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def used(self) -> dict[str, int]:
         """Cost of everything each pool selected (always-scope memories included)."""
         chosen = {(d.pool, d.entry["doc"]): d.cost for d in self.decisions if taken(d)}
         return {name: sum(chosen[(name, doc)] for doc in docs) for name, docs in self.pools.items()}
+
+    def contextual(self) -> dict[str, tuple[int, int]]:
+        """(memories, cost) each pool selected under its caps (always-scope ones bypass them)."""
+        out: dict[str, tuple[int, int]] = {name: (0, 0) for name in self.pools}
+        for d in self.decisions:
+            if d.outcome == poolsplit.SELECTED:
+                count, cost = out[d.pool]
+                out[d.pool] = (count + 1, cost + d.cost)
+        return out
+
+    def unseen_outcome(self, pool: poolsplit.Pool) -> str:
+        """What ``pool`` decided for a memory in ``unvisited`` (see the module docstring)."""
+        count, _ = self.contextual()[pool.name]
+        return poolsplit.OVER_RECORD_LIMIT if count >= pool.max_entries else poolsplit.OVER_BUDGET
 
 
 def taken(decision: poolsplit.Decision) -> bool:
@@ -117,13 +148,11 @@ class Packer:
             key=lambda p: (-scores[p], int(created[docs[p]]), ids[docs[p]]),
         )
 
-    def pack(
-        self, always: Sequence[int], docs: np.ndarray, scores: np.ndarray, *, full: bool
-    ) -> Packed:
+    def pack(self, always: Sequence[int], docs: np.ndarray, scores: np.ndarray) -> Packed:
         """Pack ``always`` (loaded first, in order) and ranked ``docs`` (with ``scores``)."""
         always_entries = self._entries(always, [None] * len(always))
         n = len(docs)
-        take = n if full else _FIRST_PREFIX
+        take = _FIRST_PREFIX
         while True:
             order = self._order(docs, scores, take)
             entries = always_entries + self._entries(
@@ -140,29 +169,35 @@ class Packer:
                 now=self.now,
                 on_decision=decisions.append,
             )
+            rest = np.ones(n, dtype=bool)
+            rest[order] = False
             packed = Packed(
                 {name: [e["doc"] for e in chosen] for name, chosen in result.items()},
                 decisions,
-                complete=len(order) == n,
+                docs[rest].astype(np.int64),
             )
-            if packed.complete or self._settled(packed, docs, order):
+            if not len(packed.unvisited) or self._settled(packed):
                 return packed
             take *= 4
 
-    def _settled(self, packed: Packed, docs: np.ndarray, order: list[int]) -> bool:
-        """True when nothing outside the prefix could be selected by any pool."""
-        rest = np.ones(len(docs), dtype=bool)
-        rest[order] = False
-        costs, _ = self.budget.costs(self.snap, docs[rest])
-        cheapest = int(costs.min()) if len(costs) else 0
-        used: dict[str, int] = {}
-        count: dict[str, int] = {}
-        for d in packed.decisions:
-            if d.outcome == poolsplit.SELECTED:
-                used[d.pool] = used.get(d.pool, 0) + d.cost
-                count[d.pool] = count.get(d.pool, 0) + 1
+    def _settled(self, packed: Packed) -> bool:
+        """True when no pool could select anything poolsplit has not seen."""
+        costs, _ = self.budget.costs(self.snap, packed.unvisited)
+        cheapest = int(costs.min())
+        selected = packed.contextual()
         return all(
-            count.get(pool.name, 0) >= pool.max_entries
-            or used.get(pool.name, 0) + cheapest > pool.max_tokens
+            selected[pool.name][0] >= pool.max_entries
+            or selected[pool.name][1] + cheapest > pool.max_tokens
             for pool in self.pools
         )
+
+    def costs(self, docs: Sequence[int], memories: Sequence[Memory]) -> list[int]:
+        """What poolsplit charges for each document (the cost of rows it never saw)."""
+        costs, exact = self.budget.costs(self.snap, np.asarray(docs, dtype=np.int64))
+        if exact:
+            return costs.tolist()
+        tokens = isinstance(self.budget, Tokens)
+        return [
+            m.token_count if tokens and m.token_count else self.budget.counter(m.content)
+            for m in memories
+        ]

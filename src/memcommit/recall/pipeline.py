@@ -18,15 +18,18 @@ from memcommit.errors import InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
 from memcommit.recall.budget import Tokens, Words
 from memcommit.recall.columns import to_micros
-from memcommit.recall.context import Context, Row
-from memcommit.recall.filters import FILTER_REASONS, PASSED, Scope, apply
-from memcommit.recall.pack import Packed, Packer, taken
+from memcommit.recall.context import Context
+from memcommit.recall.explain import Explanation
+from memcommit.recall.filters import PASSED, Scope, apply
+from memcommit.recall.pack import Packed, Packer
 from memcommit.recall.rank import Query, cosines
 from memcommit.recall.scorers import BatchScorer, PoolsplitScore, Scorer, Tfidf
 from memcommit.recall.sources import Source, from_memories, from_store
 from memcommit.recall.text import term_counts
 
 DEFAULT_POOL = "context"
+#: The pool that loads always-scope memories of kinds none of the caller's pools draws from.
+ALWAYS_POOL = "always"
 _INF = float("inf")
 
 
@@ -66,10 +69,12 @@ def recall(
     default ``"memory"``; ``"tfidf"`` is the seed's exact formula, blended with
     recency by ``recency_weight`` and ``half_life``); poolsplit packs them into
     ``pools`` (default: one pool of ``budget`` and ``max_records``), always-scope
-    memories first and outside every cap. ``now`` is the time ages are measured
-    at (default: the current UTC time). With ``explain=False`` the rows are
-    computed only when first read. An unknown tenant gives an empty context with
-    a ``note``; a bad argument raises InvalidInput naming it.
+    memories first and outside every cap (when the pools leave kinds out, a first
+    pool "always" loads those kinds' always-scope memories). ``now`` is the time
+    ages are measured at (default: the current UTC time). With ``explain=False``
+    the rows are computed only when first read; ``ctx.explanation`` counts them
+    and builds them a page at a time. An unknown tenant gives an empty context
+    with a ``note``; a bad argument raises InvalidInput naming it.
     """
     if not isinstance(query, str):
         raise InvalidInput("query", query, "must be a str")
@@ -100,23 +105,10 @@ def recall(
     if not isinstance(explain, bool):
         raise InvalidInput("explain", explain, "must be True or False")
 
-    source = _source(store_or_view, tenant, as_of)
     if pools is not None:
         scope = _limit_kinds(scope, pool_list)
-    context = Context(
-        query=query,
-        tenant=tenant,
-        now=moment,
-        unit=unit.unit,
-        budget=budget.n if budget is not None else None,
-        selected=[],
-        pools={pool.name: [] for pool in pool_list},
-        used={pool.name: 0 for pool in pool_list},
-        scorer=getattr(chosen, "name", getattr(chosen, "__name__", type(chosen).__name__)),
-    )
-    if not source.known:
-        context.note = f"unknown tenant {tenant!r}: it has no memories"
-        return context
+        pool_list = _with_always_pool(pool_list)
+    source = _source(store_or_view, tenant, as_of)
     run = _Run(
         source,
         scope,
@@ -125,28 +117,33 @@ def recall(
         unit,
         pool_list,
     )
-    packed = run.pack(full=explain)
-    chosen_docs = _selected_docs(packed)
+    packed = run.pack()
+    chosen_docs = [doc for docs in packed.pools.values() for doc in docs]
     memories = dict(zip(chosen_docs, run.memories(chosen_docs), strict=True))
-    context.pools = {name: [memories[doc] for doc in docs] for name, docs in packed.pools.items()}
-    context.selected = [m for ms in context.pools.values() for m in ms]
-    context.used = packed.used
+    context = Context(
+        query=query,
+        tenant=tenant,
+        now=moment,
+        unit=unit.unit,
+        budget=budget.n if budget is not None else None,
+        selected=[memories[doc] for doc in chosen_docs],
+        pools={name: [memories[doc] for doc in docs] for name, docs in packed.pools.items()},
+        used=packed.used,
+        scorer=getattr(chosen, "name", getattr(chosen, "__name__", type(chosen).__name__)),
+        explanation=run.explanation(packed),
+    )
+    if not source.known:
+        context.note = f"unknown tenant {tenant!r}: it has no memories"
     if explain:
-        context._rows = run.rows(packed)
-    else:
-        context._explain = lambda: run.rows(run.pack(full=True))
+        context.rows  # noqa: B018 - built now, as asked
     return context
 
 
-def _selected_docs(packed: Packed) -> list[int]:
-    return [doc for docs in packed.pools.values() for doc in docs]
-
-
 class _Run:
-    """One recall over one tenant index: filter, score, pack, explain.
+    """One recall over one tenant index: filter, score, pack, then explain on demand.
 
     Everything after scoring reads a snapshot of the index, so commits landing
-    meanwhile (or before lazily built rows are read) change nothing here.
+    meanwhile (or before lazily built rows are read) change no decision here.
     """
 
     def __init__(
@@ -203,82 +200,26 @@ class _Run:
             out[position] = value
         return out
 
-    def pack(self, *, full: bool) -> Packed:
+    def pack(self) -> Packed:
         """Hand always-scope memories and the ranked ones to poolsplit."""
-        return self.packer.pack(self.always, self.ranked, self.scores[self.ranked], full=full)
+        return self.packer.pack(self.always, self.ranked, self.scores[self.ranked])
 
     def memories(self, docs: Sequence[int]) -> list[Memory]:
         """The memories of ``docs``, in that order."""
         return self.source.load([self.snap.ids[doc] for doc in docs])
 
-    def rows(self, packed: Packed) -> list[Row]:
-        """One row per current memory of the tenant, from the filters, scores and decisions."""
-        snap = self.snap
-        trail: dict[int, list[tuple[str, str]]] = {}
-        last: dict[int, poolsplit.Decision] = {}
-        for decision in packed.decisions:
-            doc = decision.entry["doc"]
-            trail.setdefault(doc, []).append((decision.pool, decision.outcome))
-            if doc not in last or not taken(last[doc]):
-                last[doc] = decision
-        names = [pool.name for pool in self.pools]
-        for doc, steps in trail.items():
-            if not taken(last[doc]):
-                continue
-            kind = snap.kinds.values[snap.kind[doc]]
-            steps.extend(
-                (pool.name, "claimed_by_pool")
-                for pool in self.pools[names.index(last[doc].pool) + 1 :]
-                if pool.types is None or kind in pool.types
-            )
-        docs = np.flatnonzero(snap.alive)
-        reasons = apply(snap, self.scope, self.now_us, docs)
-        docs_list = docs.tolist()
-        memories = self.memories(docs_list)
-        order = {doc: rank for rank, doc in enumerate(_selected_docs(packed))}
-        rows = [
-            self._row(doc, int(reason), memory, last.get(doc), tuple(trail.get(doc, ())))
-            for doc, reason, memory in zip(docs_list, reasons.tolist(), memories, strict=True)
-        ]
-
-        def key(pair: tuple[int, Row]) -> tuple:
-            doc, row = pair
-            if doc in order:
-                return (0, order[doc], 0, "")
-            score = -row.score if row.score is not None else _INF
-            return (1, score, int(snap.created[doc]), snap.ids[doc])
-
-        return [row for _, row in sorted(zip(docs_list, rows, strict=True), key=key)]
-
-    def _row(
-        self,
-        doc: int,
-        reason: int,
-        memory: Memory,
-        decision: poolsplit.Decision | None,
-        trail: tuple[tuple[str, str], ...],
-    ) -> Row:
-        if reason != PASSED:
-            return Row(
-                memory, "filters", None, None, "excluded", FILTER_REASONS[reason - 1], None, None
-            )
-        cos = float(self.cos[doc])
-        score = None if math.isnan(self.scores[doc]) else float(self.scores[doc])
-        if decision is None:
-            return Row(memory, "ranking", cos, None, "excluded", "no_lexical_match", None, None)
-        outcome, reason_code = (
-            ("selected", None) if taken(decision) else ("excluded", decision.outcome)
-        )
-        return Row(
-            memory,
-            "packing",
-            cos,
-            score,
-            outcome,
-            reason_code,
-            decision.pool,
-            int(decision.cost),
-            trail,
+    def explanation(self, packed: Packed) -> Explanation:
+        """Every memory's row, from the filters, scores and poolsplit's decisions, on demand."""
+        return Explanation(
+            self.snap,
+            self.scope,
+            self.now_us,
+            self.cos,
+            self.scores,
+            self.pools,
+            packed,
+            self.packer,
+            self.source.load,
         )
 
 
@@ -324,13 +265,35 @@ def _pools(
     return pools
 
 
+def _with_always_pool(pools: list[poolsplit.Pool]) -> list[poolsplit.Pool]:
+    """``pools``, after a first pool "always" (no caps) when some kind no pool draws from.
+
+    Always-scope memories load in every pool whose types include their kind; a
+    correction whose kind the caller's pools leave out would load nowhere. The
+    "always" pool takes exactly those (its caps are 0: nothing else fits).
+    """
+    if any(pool.types is None for pool in pools):
+        return pools
+    drawn = {kind for pool in pools for kind in pool.types or ()}
+    left = tuple(kind for kind in KINDS if kind not in drawn)
+    if not left:
+        return pools
+    if any(pool.name == ALWAYS_POOL for pool in pools):
+        raise InvalidInput(
+            "pools",
+            pools,
+            f"{ALWAYS_POOL!r} names the pool that loads always-scope memories of the kinds "
+            f"no pool draws from ({', '.join(left)}); rename yours",
+        )
+    return [poolsplit.Pool(ALWAYS_POOL, 0, 0, left), *pools]
+
+
 def _limit_kinds(scope: Scope, pools: list[poolsplit.Pool]) -> Scope:
-    """Kinds no pool draws from cannot be selected: filter them as store_type."""
+    """Kinds no pool draws from cannot be selected: filter them as store_type (not always ones)."""
     if any(pool.types is None for pool in pools):
         return scope
-    drawn = {kind for pool in pools for kind in pool.types or ()}
-    kinds = tuple(k for k in (scope.kinds or KINDS) if k in drawn)
-    return Scope(**{**scope.__dict__, "kinds": kinds})
+    drawn = tuple(kind for kind in KINDS if any(kind in (pool.types or ()) for pool in pools))
+    return Scope(**{**scope.__dict__, "pool_kinds": drawn})
 
 
 def _scorer(scorer: Any, weight: float) -> Scorer | BatchScorer:

@@ -38,7 +38,7 @@ def cosines(index: TenantIndex, terms: Counter[str]) -> np.ndarray:
             dot[docs] += (query_weight * term_idf) * tf_weights(tfs)
     hits = np.flatnonzero(dot)
     if len(hits):
-        dot[hits] /= math.sqrt(squares) * index.norms()[hits]
+        dot[hits] /= math.sqrt(squares) * index.norms(hits)
     return dot
 
 

@@ -14,12 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memcommit.errors import InvalidInput, NotFound, Purged
+from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import Commit, Memory
 from memcommit.recall.index import TenantIndex, Vocabulary
 
 Loader = Callable[[Sequence[str]], list[Memory]]  # memories by id, in the order asked
-_BULK_LOAD = 64  # above this many memories, one find() beats one get() each
 
 
 @dataclass
@@ -49,7 +48,7 @@ def from_memories(memories: Iterable[Memory], tenant: str) -> Source:
 
 
 class StoreIndex:
-    """The live recall index of one store (or tenant view), updated by its commits."""
+    """The live recall index of one store, updated by its commits; shared by its tenant views."""
 
     def __init__(self, store: Any) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
@@ -73,40 +72,45 @@ class StoreIndex:
                 index.put_many(m for m in memories if _indexable(m))
                 self.tenants[tenant] = index
         known = len(index) > 0 or tenant in self.store.tenants()
-        return Source(index, self._loader(tenant), known)
-
-    def _loader(self, tenant: str) -> Loader:
-        store = self.store
-
-        def load(ids: Sequence[str]) -> list[Memory]:
-            if len(ids) > _BULK_LOAD:
-                found = {m.id: m for m in store.find(tenant=tenant, live=False)}
-                return [found[i] for i in ids]
-            return [store.get(i) for i in ids]
-
-        return load
+        return Source(index, store_loader(self.store, tenant), known)
 
     def _on_commit(self, commit: Commit) -> None:
         ids = list(dict.fromkeys(c.memory_id for c in commit.changes if c.memory_id))
         with self.lock:
-            if not self.tenants or self.store is None:
+            store = self.store
+            if not ids or not self.tenants or store is None:
                 return
+            found = {m.id: m for m in store.find(ids=ids, live=False)}  # trace ids: absent
+            changed: dict[str, list[Memory]] = {}
             for memory_id in ids:
-                try:
-                    memory = self.store.get(memory_id)
-                except Purged:
-                    for index in self.tenants.values():
-                        index.remove(memory_id)
-                    continue
-                except NotFound:  # a trace id, not a memory
-                    continue
-                index = self.tenants.get(memory.tenant)
-                if index is None:
-                    continue
-                if _indexable(memory):
-                    index.put(memory)
-                else:
-                    index.remove(memory.id)
+                memory = found.get(memory_id)
+                if memory is not None and memory.tenant in self.tenants:
+                    changed.setdefault(memory.tenant, []).append(memory)
+            for tenant, memories in changed.items():
+                index = self.tenants[tenant]
+                index.put_many(m for m in memories if _indexable(m))
+                for memory in memories:
+                    if not _indexable(memory):  # purged: no longer a document
+                        index.remove(memory.id)
+
+
+def store_loader(store: Any, tenant: str) -> Loader:
+    """Loads one tenant's memories by id from ``store`` in one read, in the order asked.
+
+    The read names the ids only (so the backend looks them up by primary key)
+    and the tenant is checked here: another tenant's memory is never returned.
+    """
+
+    def load(ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        found = {m.id: m for m in store.find(ids=list(ids), live=False) if m.tenant == tenant}
+        missing = next((i for i in ids if i not in found), None)
+        if missing is not None:
+            raise NotFound("id", missing)
+        return [found[i] for i in ids]
+
+    return load
 
 
 _live: weakref.WeakKeyDictionary[Any, StoreIndex] = weakref.WeakKeyDictionary()
@@ -116,8 +120,8 @@ _live_lock = threading.Lock()
 def store_index(store: Any) -> StoreIndex:
     """The live index of ``store``, created (and subscribed to its commits) on first use.
 
-    A tenant view that names its store (``view.store``) shares the store's index;
-    otherwise the view gets its own, unsubscribed when the view goes away.
+    A tenant view reaches its store (``view.store``), so every view of one store,
+    and the store itself, share one index: each tenant is indexed once.
     """
     store = getattr(store, "store", None) or store
     with _live_lock:

@@ -29,9 +29,15 @@ def idf(n_docs: int, df: int) -> float:
     return math.log((1 + n_docs) / (1 + df)) + 1.0
 
 
+_TF_WEIGHTS = np.concatenate(([0.0], 1.0 + np.log(np.arange(1, 2**16, dtype=np.float64))))
+
+
 def tf_weights(counts: np.ndarray) -> np.ndarray:
-    """:func:`tf_weight` for an array of positive counts."""
-    return 1.0 + np.log(counts.astype(np.float64))
+    """:func:`tf_weight` for an array of counts below 2**16 (the index caps them there).
+
+    A table lookup: a count always gets the same bits, wherever it sits in an array.
+    """
+    return _TF_WEIGHTS[counts]
 
 
 def idfs(n_docs: int, df: np.ndarray) -> np.ndarray:

@@ -26,6 +26,15 @@ class TenantView(StoreApi):
         """The tenant this view is restricted to."""
         return self._only  # type: ignore[return-value]
 
+    @property
+    def store(self) -> Store:
+        """The whole store this view restricts (reads through it are not restricted).
+
+        For code that keeps state per store, such as recall's live index, which
+        every view of one store shares.
+        """
+        return self._store
+
     def __repr__(self) -> str:
         return f"<memcommit.TenantView {self._only!r} of {self._store!r}>"
 

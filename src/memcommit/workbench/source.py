@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 from memcommit.model import KINDS, TIERS
-from memcommit.recall import Row, Words, recall
+from memcommit.recall import Words, recall
 from memcommit.tiers.stats import Counts, TierStats
 from memcommit.workbench import bank
 from memcommit.workbench.api import (
@@ -30,6 +30,8 @@ from memcommit.workbench.api import (
     recall_pools,
 )
 from memcommit.workbench.view import (
+    ExplainedTable,
+    RowTable,
     Table,
     natural_key,
     other_tenant_row,
@@ -71,8 +73,8 @@ class Source(Protocol):
 def run_recall(store: Any, request: RecallRequest, *, session: str | None, now: datetime) -> Any:
     """memcommit's recall() with the page's settings: the one place ranking happens.
 
-    ``explain=False``: the selection is ready at once; the rows (every memory
-    explained) are built only when the table asks for them.
+    ``explain=False``: the selection is ready at once; rows are built only for
+    the page the table asks for.
     """
     return recall(
         store,
@@ -110,22 +112,21 @@ def config_json(mode: str, tenants: Sequence[Mapping[str, str]], defaults: Defau
 
 @dataclass
 class Computed:
-    """One recall() and, once the table asked, its rows in table order."""
+    """One recall() and, once the table asked, its table."""
 
     context: Any
     now: datetime
     recall_ms: float
     table: Table | None = None
-    rows_ms: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class RecallSource(ABC):
     """Runs recall() for the page and keeps the last few Contexts, so paging never recomputes.
 
-    One lock serializes recall() and the cache. Explaining every memory (the rows)
-    can take seconds on a large store, so it runs under its Context's own lock
-    instead: a new selection never waits for an older table. Both only read.
+    One lock serializes recall() and the cache. The table (counts over every
+    memory, then a page of rows) runs under its Context's own lock instead: a
+    new selection never waits for an older table. Both only read.
     """
 
     mode = "bank"
@@ -166,9 +167,9 @@ class RecallSource(ABC):
     def supporting(self, request: RecallRequest) -> tuple[str, ...] | None:
         return None
 
-    def table(self, request: RecallRequest, context: Any) -> list[Row]:
-        """The rows in the order the table lists them (recall's: selected first)."""
-        return list(context.rows)
+    def table(self, request: RecallRequest, context: Any) -> Table:
+        """The table of one recall: its explanation, in recall's order (selected first)."""
+        return ExplainedTable(context.explanation)
 
     def computed(self, request: RecallRequest) -> Computed:
         with self.lock:
@@ -205,12 +206,13 @@ class RecallSource(ABC):
         with self.lock:
             request = self.parse(params)
         done = self.computed(request)
+        started = time.perf_counter()
         with done.lock:
             if done.table is None:
-                started = time.perf_counter()
-                done.table = Table(self.table(request, done.context))
-                done.rows_ms = (time.perf_counter() - started) * 1000
-        return rows_json(request, done.table, done.now, self.labels(), elapsed_ms=done.rows_ms)
+                done.table = self.table(request, done.context)
+            body = rows_json(request, done.table, done.now, self.labels())
+        body["elapsed_ms"] = (time.perf_counter() - started) * 1000  # counts and this page
+        return body
 
     def log(self, params: Params) -> dict[str, Any]:
         with self.lock:
@@ -262,10 +264,10 @@ class BankSource(RecallSource):
     def supporting(self, request: RecallRequest) -> tuple[str, ...] | None:
         return self.questions[request.question].supporting
 
-    def table(self, request: RecallRequest, context: Any) -> list[Row]:
+    def table(self, request: RecallRequest, context: Any) -> Table:
         # Every record stays visible: the other tenant's records are listed, never ranked.
         others = [other_tenant_row(m) for m in self.memories if m.tenant != request.tenant]
-        return sorted([*context.rows, *others], key=natural_key)
+        return RowTable(sorted([*context.rows, *others], key=natural_key))
 
 
 class StoreSource(RecallSource):

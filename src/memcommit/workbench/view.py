@@ -1,9 +1,10 @@
 """Shape a recall() Context into the JSON the page draws: the selection, and pages of rows.
 
-Two answers, because they cost very different amounts: the selection (what the
-tray holds) is ready as soon as recall() returns, while explaining every memory
-means building a row for each. Every number is recall()'s own, copied from its
-Context and rows; nothing is ranked or packed again here. The page also needs a
+Two answers: the selection (what the tray holds), ready as soon as recall()
+returns, and the table: counts over every memory plus one page of rows, which
+recall()'s explanation builds on demand (a page of a 100,000-memory table reads
+a page of memories, not all of them). Every number is recall()'s own, copied
+from its Context and rows; nothing is ranked or packed again here. The page also needs a
 few display facts a row does not carry (age in hours, whitespace words, tenant
 and its display name, key, tier), added per row.
 """
@@ -14,10 +15,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from memcommit.model import Memory
-from memcommit.recall import Row
+from memcommit.recall import Explanation, Row
 from memcommit.workbench.api import RecallRequest
 
 #: How far each stage's exclusions got: a card excluded at "ranking" passed the filters.
@@ -100,24 +101,76 @@ def selection_json(
     }
 
 
-class Table:
-    """Every row of one recall in table order, with the counts and filters the pages share."""
+class Table(Protocol):
+    """The rows of one recall in table order, with the counts every page shows."""
+
+    def counts(self) -> dict[str, Any]:
+        """Selected, excluded, exclusions per reason, and rows reaching each diagram lane."""
+
+    def total(self, outcome: str) -> int:
+        """Rows of ``outcome`` ("all", "selected" or "excluded")."""
+
+    def page(self, outcome: str, offset: int, limit: int) -> list[Row]:
+        """Rows ``offset`` .. ``offset + limit`` of ``outcome``."""
+
+
+class RowTable:
+    """A table of rows already built (the teaching bank also lists other tenants' records)."""
 
     def __init__(self, rows: Sequence[Row]) -> None:
         self.rows = list(rows)
-        self.excluded = [r for r in self.rows if r.outcome == "excluded"]
+        excluded = [r for r in self.rows if r.outcome == "excluded"]
         self.by_outcome = {
             "all": self.rows,
             "selected": [r for r in self.rows if r.outcome == "selected"],
-            "excluded": self.excluded,
+            "excluded": excluded,
         }
         reach = Counter(reached(row) for row in self.rows)
-        self.counts = {
-            "selected": len(self.rows) - len(self.excluded),
-            "excluded": len(self.excluded),
-            "reasons": dict(Counter(r.reason for r in self.excluded)),
+        self._counts = {
+            "selected": len(self.rows) - len(excluded),
+            "excluded": len(excluded),
+            "reasons": dict(Counter(r.reason for r in excluded)),
             "reached": [sum(n for lane, n in reach.items() if lane >= i) for i in range(4)],
         }
+
+    def counts(self) -> dict[str, Any]:
+        return self._counts
+
+    def total(self, outcome: str) -> int:
+        return len(self.by_outcome[outcome])
+
+    def page(self, outcome: str, offset: int, limit: int) -> list[Row]:
+        return self.by_outcome[outcome][offset : offset + limit]
+
+
+class ExplainedTable:
+    """recall()'s own explanation: counts from the index, rows built a page at a time."""
+
+    def __init__(self, explanation: Explanation) -> None:
+        self.explanation = explanation
+        counts = explanation.counts()
+        stages = counts.stages
+        self._counts = {
+            "selected": counts.selected,
+            "excluded": counts.excluded,
+            "reasons": counts.reasons,
+            # a row reaches lane i when it got past i stages; selected rows reach the tray
+            "reached": [
+                counts.rows,
+                stages["ranking"] + stages["packing"],
+                stages["packing"],
+                counts.selected,
+            ],
+        }
+
+    def counts(self) -> dict[str, Any]:
+        return self._counts
+
+    def total(self, outcome: str) -> int:
+        return self.explanation.total(outcome)
+
+    def page(self, outcome: str, offset: int, limit: int) -> list[Row]:
+        return self.explanation.page(offset, limit, outcome=outcome)
 
 
 def rows_json(
@@ -125,20 +178,15 @@ def rows_json(
     table: Table,
     now: datetime,
     tenant_labels: Mapping[str, str],
-    *,
-    elapsed_ms: float,
 ) -> dict[str, Any]:
     """Counts over every row, the first exclusions, and the requested page of rows."""
-    shown = table.by_outcome[request.outcome]
-    page = shown[request.offset : request.offset + request.limit]
+    page = table.page(request.outcome, request.offset, request.limit)
+    first = table.page("excluded", 0, SUMMARY_LIMIT)
     return {
-        "counts": table.counts,
-        "excluded_summary": [
-            {"id": r.memory.id, "reason": r.reason} for r in table.excluded[:SUMMARY_LIMIT]
-        ],
+        "counts": table.counts(),
+        "excluded_summary": [{"id": r.memory.id, "reason": r.reason} for r in first],
         "rows": [row_json(row, now, tenant_labels) for row in page],
-        "total": len(shown),
+        "total": table.total(request.outcome),
         "offset": request.offset,
         "limit": request.limit,
-        "elapsed_ms": elapsed_ms,
     }
