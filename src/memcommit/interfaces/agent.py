@@ -9,7 +9,6 @@ tenant. Every read and write goes through ``store.tenant(name)``.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import fields
 from datetime import datetime
@@ -29,7 +28,6 @@ Tags = Annotated[list[str], Field(description="Free-form labels.")]
 Metadata = Annotated[dict[str, Any] | None, Field(description="Any JSON object to keep alongside.")]
 
 #: The pool recall adds for corrections when the agent's pools leave them out.
-CORRECTIONS_POOL = "corrections"
 
 #: How many excluded memories a recall shows by name; the rest are only counted.
 NEAR_MISSES = 5
@@ -166,9 +164,6 @@ class AgentMemory:
                 Pool(p.name, p.max_tokens, p.max_entries, tuple(p.kinds) if p.kinds else None)
                 for p in pools
             ]
-            if not any(p.types is None or "correction" in p.types for p in pool_objects):
-                # keep the promise that corrections always load: they bypass the caps
-                pool_objects.insert(0, Pool(CORRECTIONS_POOL, 0, 0, ("correction",)))
         context = recall(
             self.view,
             query,
@@ -182,12 +177,15 @@ class AgentMemory:
             budget=(Words if budget_unit == "words" else Tokens)(budget),
             max_records=max_records,
             pools=pool_objects,
+            explain=False,
         )
-        excluded = [row for row in context.rows if row.outcome == "excluded"]
-        near = sorted(
-            (row for row in excluded if row.score is not None),
-            key=lambda row: (-row.score, row.memory.id),
-        )[:NEAR_MISSES]
+        # Counted from the index, and only the best-ranked misses built as rows.
+        counts = context.explanation.counts()
+        near = [
+            row
+            for row in context.explanation.page(0, NEAR_MISSES, outcome="excluded")
+            if row.score is not None
+        ]
         return {
             "context": context.render(),
             "note": context.note,
@@ -197,8 +195,8 @@ class AgentMemory:
             ],
             "used": dict(context.used),
             "excluded": {
-                "total": len(excluded),
-                "by_reason": dict(Counter(row.reason for row in excluded).most_common()),
+                "total": counts.excluded,
+                "by_reason": dict(sorted(counts.reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
                 "near_misses": [
                     {"id": row.memory.id, "reason": row.reason, "score": row.score} for row in near
                 ],
