@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/tiers_bench.py            # full size: 1M requests
     .venv/bin/python benchmarks/tiers_bench.py --quick    # 100k requests, for a smoke run
     .venv/bin/python benchmarks/tiers_bench.py --touch    # only touch() through SQLite
+    .venv/bin/python benchmarks/tiers_bench.py --commit   # only add commits with tiers attached
 
 For each trace (Zipf α=0.8 over 100k ids; the same interrupted by one-time
 scans; and by loops) and capacity (1,000 and 10,000 objects) it prints the hits
@@ -17,6 +18,13 @@ of 56 hits, 4 warm hits in long-term and 4 misses paged in from the archive;
 with SQLite's synchronous=FULL (the store's default: an fsync per transaction)
 and NORMAL (WAL's usual setting), beside ``store.record_uses`` of the same 64
 ids alone, the floor any touch pays.
+
+Last it times single add commits on a SQLite store of 100,000 memories (60,000
+archived, 30,000 long-term, 10,000 short-term in 200 scopes) with a
+TieredMemory attached (capacity 64, long_capacity 50,000): into a partition
+under capacity, and into one at capacity (each add then evicts one), beside
+the same add commit with no TieredMemory attached; and the first commit, which
+counts the tiers once with one GROUP BY.
 """
 
 from __future__ import annotations
@@ -130,15 +138,67 @@ def touch_section(tmp: str) -> None:
         print(f"{mode:<13}{cells[0]:>16}{cells[1]:>16}{cells[2]:>20}")
 
 
+def seeded_store(path: str, synchronous: str) -> memcommit.Store:
+    """A store of 100,000 memories: 60,000 archived, 30,000 long, 10,000 short in 200 scopes."""
+    store = memcommit.open(path, synchronous=synchronous)
+    with store.commit(message="100,000 memories") as tx:
+        for i in range(60_000):
+            tx.add(f"memory {i} on topic {i % 997}", tier="archive")
+        for i in range(30_000):
+            tx.add(f"lasting {i}", tier="long")
+        for i in range(10_000):
+            tx.add(f"short {i}", scope=f"s{i % 200}")
+    return store
+
+
+def add_latency(store: memcommit.Store, scope: str, n: int) -> list[float]:
+    """Seconds per single add commit into ``scope``, sorted."""
+    times = []
+    for i in range(n):
+        start = time.perf_counter()
+        with store.commit(message=f"add {i}") as tx:
+            tx.add(f"new memory {i} in {scope}", scope=scope)
+        times.append(time.perf_counter() - start)
+    return sorted(times)
+
+
+def commit_section(tmp: str, commits: int = 50) -> None:
+    """Print add-commit latency with and without a TieredMemory attached."""
+    print("\n== add commit, SQLite, 100,000 memories (ms; p50 / p90 of", commits, "commits)")
+    print("   tiers: TieredMemory(capacity=64, long_capacity=50,000) attached; bare: none")
+    print(
+        f"{'synchronous':<13}{'bare add':>16}{'tiers, under cap':>18}{'tiers, evicting':>18}"
+        f"{'first (counts)':>16}"
+    )
+    for mode in ("FULL", "NORMAL"):
+        store = seeded_store(str(Path(tmp) / f"commit-{mode}.db"), mode)
+        bare = add_latency(store, "s0", commits)
+        tm = TieredMemory(store, capacity=64, long_capacity=50_000)
+        first = add_latency(store, "s1", 1)[0]
+        under = add_latency(store, "s2", 10)  # s2 holds 50: ten adds stay under 64
+        evicting = add_latency(store, "s1", commits)  # s1 reaches 64, then each add evicts
+        tm.close()
+        store.close()
+        cells = [
+            f"{v[len(v) // 2] * 1e3:.2f} / {v[len(v) * 9 // 10] * 1e3:.2f}"
+            for v in (bare, under, evicting)
+        ]
+        print(f"{mode:<13}{cells[0]:>16}{cells[1]:>18}{cells[2]:>18}{first * 1e3:>14.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100k requests instead of 1M")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per figure (median)")
     parser.add_argument("--touch", action="store_true", help="only the touch() latency")
+    parser.add_argument("--commit", action="store_true", help="only the add-commit latency")
     args = parser.parse_args()
-    if args.touch:
+    if args.touch or args.commit:
         with tempfile.TemporaryDirectory() as tmp:
-            touch_section(tmp)
+            if args.touch:
+                touch_section(tmp)
+            if args.commit:
+                commit_section(tmp)
         return
     n = 100_000 if args.quick else 1_000_000
     all_equal = True
@@ -175,6 +235,7 @@ def main() -> None:
                         f"{len(trace) / took / 1e6:>11.2f}M/s   ({gap:+.2f} pts vs best classic)"
                     )
         touch_section(tmp)
+        commit_section(tmp)
     print("\nexact match with libCacheSim:", "all equal" if all_equal else "MISMATCH")
 
 

@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from memcommit.errors import InvalidInput
 from memcommit.model import OPS, STATUSES, Change, Commit, Memory
-from memcommit.store import validate
+from memcommit.store import Store, validate
 from memcommit.store.backend import Backend, Batch, TraceRow
 from memcommit.store.records import memory as make_memory
 
@@ -486,15 +486,14 @@ def _time(name: str, value: Any, *, optional: bool = False) -> datetime | None:
 
 
 def backend_of(store: Any) -> Backend:
-    """The backend under a Store: export and import copy its rows, not the Store's view of them.
+    """The backend under a Store (`Store.backend`): export and import copy its rows.
 
     Going below the Store is what keeps commit ids, sequence numbers and times
     exactly as they were; the Store API would mint new ones.
     """
-    backend = getattr(store, "_backend", None)
-    if backend is None:
+    if not isinstance(store, Store):
         raise InvalidInput("store", store, "must be a memcommit Store (not a tenant view)")
-    return backend
+    return store.backend
 
 
 __all__ = [

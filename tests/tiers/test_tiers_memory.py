@@ -1,15 +1,14 @@
-"""TieredMemory over a real SQLite store: touches, tier moves as commits, maintenance."""
+"""TieredMemory over real stores (SQLite and PostgreSQL): touches, moves as commits, maintenance."""
 
 from __future__ import annotations
 
-import tempfile
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import memcommit
 from memcommit.compaction import Compactor
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.tiers import (
@@ -44,15 +43,24 @@ class Clock:
 
 
 @pytest.fixture
-def path(tmp_path):
-    return str(tmp_path / "tiers.db")
+def open_store(make_store, store_backend):
+    """Open a store by name (again, for the same name) on the test's backend.
+
+    SQLite stores are real files with fewer fsyncs (synchronous=NORMAL).
+    """
+    default = {"synchronous": "NORMAL"} if store_backend == "sqlite" else {}
+
+    def open_(name: str = "tiers.db", **options):
+        if store_backend != "sqlite":
+            options.pop("synchronous", None)
+        return make_store(name, **{**default, **options})
+
+    return open_
 
 
 @pytest.fixture
-def store(path):
-    s = memcommit.open(path, clock=Clock(), synchronous="NORMAL")  # real file, fewer fsyncs
-    yield s
-    s.close()
+def store(open_store):
+    return open_store(clock=Clock())
 
 
 def add(store, n, *, tier="short", scope="shared", tenant="default", **kw):
@@ -284,13 +292,13 @@ def test_long_term_is_trimmed_to_capacity(store):
     assert tiers_of(store, ids) == ["archive", "archive", "long", "long", "long"]
 
 
-def test_stats_and_use_counts_survive_reopening(path):
-    store = memcommit.open(path, clock=Clock())
+def test_stats_and_use_counts_survive_reopening(open_store):
+    store = open_store("reopen.db", clock=Clock())
     ids = add(store, 2)
     tm = TieredMemory(store, capacity=4)
     tm.touch(ids + ids[:1], now=NOW)
     store.close()
-    again = memcommit.open(path, clock=Clock())
+    again = open_store("reopen.db", clock=Clock())
     tm2 = TieredMemory(again, capacity=4)
     assert tm2.stats.total.hits == 3
     assert again.usage(ids)[ids[0]].count == 2
@@ -327,12 +335,14 @@ class Exploding(LRU):
 def test_a_failed_touch_moves_nothing_and_counts_nothing(store):
     resident = add(store, 2)
     (archived,) = add(store, 1, tier="archive")
+    Exploding.armed = True  # once per test (each backend): every copy shares the flag
     tm = TieredMemory(store, capacity=2, eviction=Exploding())
     tm.touch(resident, now=NOW)
     head, stats = store.head, tm.stats.to_json()
     with pytest.raises(RuntimeError):
         tm.touch([archived], now=NOW)
     assert store.head == head and tm.stats.to_json() == stats
+    assert store.usage([archived]) == {}  # the uses rolled back with the moves
     assert tiers_of(store, [*resident, archived]) == ["short", "short", "archive"]
     assert tm.touch([archived], now=NOW).paged_in == [archived]
     assert len(tm.working()) == 2
@@ -346,24 +356,27 @@ def test_consolidation_summarizes_like_the_compactor(store):
     assert TieredMemory(store, summarizer=terse).summarizer is terse
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
-    trace=st.lists(st.integers(0, 9), min_size=1, max_size=40),
+    trace=st.lists(st.integers(0, 9), min_size=1, max_size=30),
     capacity=st.integers(1, 5),
     policy=st.sampled_from([FIFO, LRU, LFU, TwoQueue, ARC, Scored]),
 )
-def test_working_memory_never_exceeds_capacity_and_hits_match(trace, capacity, policy):
-    with tempfile.TemporaryDirectory() as tmp:
-        store = memcommit.open(f"{tmp}/p.db", synchronous="OFF")
-        ids = add(store, 10, tier="archive")
-        tm = TieredMemory(store, capacity=capacity, eviction=policy())
-        hits = 0
-        for x in trace:
-            hits += len(tm.touch([ids[x]], now=NOW).hits)
-            assert len(tm.working()) <= capacity
-        assert hits == simulate(trace, capacity=capacity, policy=policy()).hits
-        assert store.check().ok
-        store.close()
+def test_working_memory_never_exceeds_capacity_and_hits_match(open_store, trace, capacity, policy):
+    store = open_store(f"p-{uuid.uuid4().hex}.db", synchronous="OFF")
+    ids = add(store, 10, tier="archive")
+    tm = TieredMemory(store, capacity=capacity, eviction=policy())
+    hits = 0
+    for x in trace:
+        hits += len(tm.touch([ids[x]], now=NOW).hits)
+        assert len(tm.working()) <= capacity
+    assert hits == simulate(trace, capacity=capacity, policy=policy()).hits
+    assert store.check().ok
+    store.close()
 
 
 class Crashing:
@@ -386,22 +399,21 @@ def test_a_crash_during_maintenance_leaves_every_memory_in_one_tier(store):
     assert store.check().ok
 
 
-@given(burst=st.integers(min_value=1, max_value=30), capacity=st.integers(min_value=1, max_value=5))
+@given(burst=st.integers(min_value=1, max_value=20), capacity=st.integers(min_value=1, max_value=5))
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-def test_a_burst_of_new_memories_never_evicts_a_correction(burst, capacity):
-    with tempfile.TemporaryDirectory() as tmp:
-        store = memcommit.open(f"{tmp}/pinned.db", clock=Clock(), synchronous="NORMAL")
-        tiers = TieredMemory(store, capacity=capacity, eviction=LRU())
-        with store.commit(message="correction", now=NOW) as tx:
-            rule = tx.add("Never force-push main.", kind="correction", always=True)
-        for n in range(burst):
-            with store.commit(message=f"fresh {n}", now=NOW) as tx:
-                tx.add(f"fresh memory number {n}")
-        assert store.get(rule.id).tier == "short"
-        assert rule.id in {m.id for m in tiers.working()}
-        others = [m for m in tiers.working() if not m.always]
-        assert len(others) <= capacity  # the pinned correction does not take a slot
-        tiers.close()
-        store.close()
+def test_a_burst_of_new_memories_never_evicts_a_correction(open_store, burst, capacity):
+    store = open_store(f"pinned-{uuid.uuid4().hex}.db", clock=Clock())
+    tiers = TieredMemory(store, capacity=capacity, eviction=LRU())
+    with store.commit(message="correction", now=NOW) as tx:
+        rule = tx.add("Never force-push main.", kind="correction", always=True)
+    for n in range(burst):
+        with store.commit(message=f"fresh {n}", now=NOW) as tx:
+            tx.add(f"fresh memory number {n}")
+    assert store.get(rule.id).tier == "short"
+    assert rule.id in {m.id for m in tiers.working()}
+    others = [m for m in tiers.working() if not m.always]
+    assert len(others) <= capacity  # the pinned correction does not take a slot
+    tiers.close()
+    store.close()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from memcommit.compaction import gcpause
 from memcommit.compaction.fold import fold
 from memcommit.compaction.outline import outline, task_text
 from memcommit.compaction.policies import DONE, FinishedTraces, Partition, Policy
@@ -27,6 +28,9 @@ from memcommit.model import Commit, Memory, Trace
 
 #: Metadata key on a compacted trace's root: the id of the summary made from it.
 COMPACTED_INTO = "compacted_into"
+
+#: Traces listed per read while looking for candidates.
+_PAGE = 1000
 
 #: Tiers whose records count as held, for pressure.
 HELD_TIERS = ("short", "mid", "long")
@@ -182,12 +186,19 @@ class Compactor:
         return dict(Counter((m.tenant, m.scope) for m in held))
 
     def candidates(self) -> list[Trace]:
-        """Traces not compacted yet (open ones too) whose root can still be marked."""
-        return [
-            t
-            for t in self.store.traces()
-            if COMPACTED_INTO not in t.root.metadata and t.root.status != "purged"
-        ]
+        """Traces not compacted yet (open ones too) whose root can still be marked.
+
+        The store leaves out compacted traces itself (their roots carry the
+        mark), so a run reads only the traces it may still compact.
+        """
+        out: list[Trace] = []
+        after = None
+        while True:
+            page = self.store.traces(unmarked=COMPACTED_INTO, after=after, limit=_PAGE)
+            out += [t for t in page if t.root.status != "purged"]
+            if len(page) < _PAGE:
+                return out
+            after = page[-1].id
 
     def select(self, now: datetime | None = None) -> list[Trace]:
         """The traces ``compact(now)`` would compact, in order; reads only.
@@ -274,11 +285,9 @@ class Compactor:
             project=root.project,
             metadata=plan.metadata,
         )
-        moved = []
-        for step in trace.steps:
-            if step.tier != "archive" and step.status != "purged":
-                tx.archive(step.id)
-                moved.append(step.id)
+        steps = [s for s in trace.steps if s.tier != "archive" and s.status != "purged"]
+        tx.archive_many(steps)
+        moved = [s.id for s in steps]
         tx.update(
             root.id,
             expected_version=root.version,
@@ -299,6 +308,8 @@ class Compactor:
         moved: list[str] = []
         message = f"compact {len(plans)} trace{'s' if len(plans) != 1 else ''}"
         with self.store.commit(message=message, author=self.author, now=now) as tx:
+            # one read checks that every memory read for the plans is still current
+            tx.read([m for plan in plans for m in (plan.trace.root, *plan.trace.steps)])
             for i, plan in enumerate(plans, 1):
                 summary, steps = self._write(tx, plan)
                 summaries.append(summary)
@@ -325,7 +336,8 @@ class Compactor:
         ):
             raise InvalidInput("batch", batch, "must be a positive int or None")
         self._now(now)  # checked before anything is read
-        pending = self.select(now)
+        with gcpause.paused():
+            pending = self.select(now)
         total = len(pending)
         size = batch or max(total, 1)
         errors: list[TraceError] = []
@@ -333,10 +345,12 @@ class Compactor:
         while pending:
             # Let go of each batch's traces once written: a smaller heap keeps long runs linear.
             start = total - len(pending)
-            chunk, pending = self._plans(pending[:size], errors), pending[size:]
+            with gcpause.paused():
+                chunk, pending = self._plans(pending[:size], errors), pending[size:]
             while chunk:
                 try:
-                    commit, made, steps = self._commit(chunk, now, progress, start, total)
+                    with gcpause.paused():
+                        commit, made, steps = self._commit(chunk, now, progress, start, total)
                 except (Conflict, Purged, NotFound) as exc:
                     chunk = self._without_culprit(chunk, exc, errors)
                     continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 TRACE_STATUSES = ("open", *TRACE_ENDINGS)
 F = TypeVar("F", bound=Callable[..., Any])
 _LOG_PAGE = 500
+_TRACE_PAGE = 1000  # traces whose members one read loads
 
 
 def _reading(fn: F) -> F:
@@ -81,16 +82,30 @@ class StoreApi:
         """
         return self._store._subscribe(fn, self._only)
 
-    def record_uses(self, ids: Iterable[str]) -> dict[str, Usage]:
+    def record_uses(
+        self, ids: Iterable[str], *, state: Mapping[tuple[str, str], Any] | None = None
+    ) -> dict[str, Usage]:
         """Count one use of each id (repeats count again), one logical tick per use.
 
         No new memory version is written: uses are bookkeeping for the tiers.
+        ``state`` ({(namespace, key): JSON value}) is stored as `state_set` would,
+        in the same transaction: counters kept beside the uses land with them.
         """
         ids = v.names("ids", ids)
         if ids is None:
             raise InvalidInput("ids", ids, "must be a list of memory ids")
+        if not isinstance(state, Mapping | None) or any(
+            not isinstance(name, tuple) or len(name) != 2 for name in state or ()
+        ):
+            raise InvalidInput("state", state, "must map (namespace, key) pairs to JSON values")
+        writes = [
+            (self._namespace(namespace), v.text("key", key), v.json_value("value", value))
+            for (namespace, key), value in (state or {}).items()
+        ]
         self._require(set(ids))
         with self._store._writing() as backend:
+            for namespace, key, text in writes:
+                backend.state_set(namespace, key, text)
             return backend.record_uses(ids)
 
     @_reading
@@ -139,6 +154,7 @@ class StoreApi:
     def find(
         self,
         *,
+        ids: Iterable[str] | None = None,
         tenant: str | None = None,
         kinds: Iterable[str] | None = None,
         scopes: Iterable[str] | None = None,
@@ -154,6 +170,7 @@ class StoreApi:
     ) -> list[Memory]:
         """Memories matching every given filter, in id order (creation order for generated ids).
 
+        ``ids`` reads those memories in one query (ids not found are left out);
         ``live`` keeps only memories that hold at the read's moment (now, or the
         as_of commit's time); ``since``/``until`` bound the creation time
         (inclusive); with ``trace`` the result is in step order.
@@ -170,6 +187,7 @@ class StoreApi:
             live_at = store._now() if seq is None else store._time_of(seq)
         return store._backend.memories(
             Query(
+                ids=v.names("ids", ids),
                 tenant=tenant,
                 kinds=v.names("kinds", kinds, KINDS),
                 scopes=v.names("scopes", scopes),
@@ -236,6 +254,32 @@ class StoreApi:
         newest = self.log(limit=1)
         return newest[0] if newest else None
 
+    @property
+    @_reading
+    def head_seq(self) -> int:
+        """The seq of the store's newest commit (0 when empty): one indexed read, no changes.
+
+        Cheap enough to ask before every operation: a process that caches what it
+        read compares it with the seq it last saw to learn that another writer
+        (another process, or another Store object) moved on, then reads `diff`.
+        A tenant view answers for the whole store.
+        """
+        tip = self._store._tip()
+        return tip[0] if tip else 0
+
+    @_reading
+    def tier_counts(
+        self, *, tiers: Iterable[str] | None = None, always: bool | None = None
+    ) -> dict[tuple[str, str, str], int]:
+        """How many memories each (tier, tenant, scope) holds now, counted in one query.
+
+        ``always=False`` leaves out memories marked always (working memory pins
+        them: they take no room); ``always=True`` counts only them.
+        """
+        if always is not None:
+            v.flag("always", always)
+        return self._store._backend.tier_counts(v.names("tiers", tiers, TIERS), self._only, always)
+
     @_reading
     def diff(self, a: Any, b: Any = None) -> list[Change]:
         """Every change after commit ``a`` up to and including commit ``b`` (default: head).
@@ -274,9 +318,24 @@ class StoreApi:
 
     @_reading
     def traces(
-        self, *, tenant: str | None = None, status: str | None = None, as_of: Any = None
+        self,
+        *,
+        tenant: str | None = None,
+        status: str | None = None,
+        as_of: Any = None,
+        unmarked: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
     ) -> list[Trace]:
-        """Traces in the order they began, optionally of one tenant and status."""
+        """Traces in the order they began, optionally of one tenant and status.
+
+        ``unmarked`` keeps only traces whose root has no metadata key of that
+        name (the Compactor marks compacted roots with "compacted_into", so
+        ``unmarked="compacted_into"`` lists the traces not compacted yet).
+        ``after`` (a trace id) and ``limit`` page through a long listing: pass
+        the last trace of one page as ``after`` to get the next. Every filter
+        runs in the backend, and the members of a page load in one read.
+        """
         store = self._store
         tenant = v.optional_text("tenant", tenant)
         if status is not None and status not in TRACE_STATUSES:
@@ -285,22 +344,47 @@ class StoreApi:
             if tenant is not None and tenant != self._only:
                 raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
             tenant = self._only
+        unmarked = v.optional_text("unmarked", unmarked)
+        after = v.optional_text("after", after)
+        limit = v.limit(limit)
         seq = store._seq(as_of)
-        out = []
-        for row in store._backend.traces(tenant=tenant, as_of=seq):
-            trace = self._trace(row, seq)
-            if status is None or trace.status == status:
-                out.append(trace)
+        if after is not None:
+            found = store._backend.traces(ids=[after], tenant=tenant)
+            if not found:
+                raise NotFound("after", after)
+        rows = store._backend.traces(
+            tenant=tenant, as_of=seq, status=status, unmarked=unmarked, after=after, limit=limit
+        )
+        out: list[Trace] = []
+        for start in range(0, len(rows), _TRACE_PAGE):
+            out += self._traces(rows[start : start + _TRACE_PAGE], seq)
         return out
 
     def _trace(self, row: TraceRow, seq: int | None) -> Trace:
-        members = self._store._backend.memories(Query(trace=row.id, as_of=seq))
-        status, ended = row.status, row.ended_at
-        if seq is not None and row.ended_seq is not None and row.ended_seq > seq:
-            status, ended = "open", None
-        root = next(m for m in members if m.step == 0)
-        steps = tuple(m for m in members if m.step != 0)
-        return Trace(row.id, row.tenant, row.scope, status, root, steps, row.started_at, ended)
+        return self._traces([row], seq)[0]
+
+    def _traces(self, rows: list[TraceRow], seq: int | None) -> list[Trace]:
+        """Traces with their root and steps, the members of all of them read at once."""
+        if not rows:
+            return []
+        if len(rows) == 1:
+            members = self._store._backend.memories(Query(trace=rows[0].id, as_of=seq))
+        else:
+            members = self._store._backend.memories(Query(traces=[r.id for r in rows], as_of=seq))
+        by_trace: dict[str, list[Memory]] = {r.id: [] for r in rows}
+        for m in members:
+            by_trace[m.trace_id].append(m)  # type: ignore[index]
+        out = []
+        for row in rows:
+            status, ended = row.status, row.ended_at
+            if seq is not None and row.ended_seq is not None and row.ended_seq > seq:
+                status, ended = "open", None
+            root, *steps = by_trace[row.id]  # in step order: the root (step 0) first
+            trace = Trace(
+                row.id, row.tenant, row.scope, status, root, tuple(steps), row.started_at, ended
+            )
+            out.append(trace)
+        return out
 
     # -- the rest ------------------------------------------------------------------
 
@@ -316,7 +400,11 @@ class StoreApi:
     @_reading
     def _require(self, ids: set[str]) -> None:
         """NotFound for the first id that is not a memory this API can see."""
-        found = self._store._backend.memories(Query(ids=list(ids), tenant=self._only))
-        missing = ids - {m.id for m in found}
+        backend = self._store._backend
+        if self._only is None:  # existence alone: no row is decoded
+            found = set(backend.versions(list(ids)))
+        else:
+            found = {m.id for m in backend.memories(Query(ids=list(ids), tenant=self._only))}
+        missing = ids - found
         if missing:
             raise NotFound("ids", sorted(missing)[0])

@@ -39,7 +39,8 @@ class Query:
 
     ``as_of`` is a commit seq (None: the present). ``live_at`` set means only
     memories that hold at that time. Results come in id order (generated ids
-    sort by creation), or by step when ``trace`` is set.
+    sort by creation), or by step when ``trace`` is set, or by trace id then
+    step when ``traces`` (the members of many traces, in one read) is set.
     """
 
     ids: Sequence[str] | None = None
@@ -50,6 +51,7 @@ class Query:
     key: str | None = None
     tiers: Sequence[str] | None = None
     trace: str | None = None
+    traces: Sequence[str] | None = None
     since: datetime | None = None
     until: datetime | None = None
     live_at: datetime | None = None
@@ -106,6 +108,9 @@ class Backend(Protocol):
         With ``changes=False`` the commits come without their changes (cheap).
         """
 
+    def tip(self) -> tuple[int, str] | None:
+        """(seq, id) of the newest commit, or None for an empty store (read once per commit)."""
+
     def commit_seq(self, commit_id: str) -> int | None:
         """The seq of a commit id, or None."""
 
@@ -114,6 +119,9 @@ class Backend(Protocol):
 
     def memories(self, query: Query) -> list[Memory]:
         """Memory versions matching ``query`` as the store stood at ``query.as_of``."""
+
+    def versions(self, ids: Sequence[str]) -> dict[str, int]:
+        """The current version number of each id that exists (one read, no row decoding)."""
 
     def history(self, memory_id: str) -> list[Memory]:
         """Every version of one memory, oldest first."""
@@ -124,11 +132,26 @@ class Backend(Protocol):
         ids: Sequence[str] | None = None,
         tenant: str | None = None,
         as_of: int | None = None,
+        status: str | None = None,
+        unmarked: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
     ) -> list[TraceRow]:
-        """Traces begun at or before ``as_of`` (their latest state), in order begun."""
+        """Traces begun at or before ``as_of`` (their latest state), ordered by (started_seq, id).
+
+        ``status`` keeps the traces in that state at ``as_of`` (one that ended
+        later was still "open"); ``unmarked`` keeps those whose root, at
+        ``as_of``, has no top-level metadata key of that name; ``after`` (a trace
+        id) starts the listing just past that trace, for paging with ``limit``.
+        """
 
     def tenants(self, as_of: int | None = None) -> list[str]:
         """Tenants that have at least one memory, sorted."""
+
+    def tier_counts(
+        self, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
+    ) -> dict[tuple[str, str, str], int]:
+        """Current memories per (tier, tenant, scope) in one GROUP BY; ``always`` set: only that."""
 
     def record_uses(self, ids: Sequence[str]) -> dict[str, Usage]:
         """Count one use per id on the logical clock (one tick per use), in one transaction."""

@@ -39,7 +39,6 @@ from memcommit.store.postgres_sql import (
     COLUMNS,
     INSERT_COMMIT,
     INSERT_VERSION,
-    TRACE_COLUMNS,
     VERSION_COLUMNS,
     commit_row,
     in_,
@@ -48,6 +47,7 @@ from memcommit.store.postgres_sql import (
     queue_updates,
     row_to_commit,
     row_to_memory,
+    traces_sql,
 )
 from memcommit.store.schema import migrations
 
@@ -457,25 +457,29 @@ class PostgresBackend:
         return [row_to_memory(r) for r in rows]
 
     @_mapped
+    def tip(self) -> tuple[int, str] | None:
+        row = self._run(
+            lambda c: c.execute("SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1").fetchone()
+        )
+        return None if row is None else (row[0], row[1])
+
+    @_mapped
+    def versions(self, ids: Sequence[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        params: list[Any] = []
+        query = "SELECT id, version FROM versions WHERE end_seq IS NULL AND " + in_(
+            "id", ids, params
+        )
+        return dict(self._run(lambda c: c.execute(query.encode(), params).fetchall()))
+
+    @_mapped
     def traces(
         self, *, ids: Sequence[str] | None = None, tenant: str | None = None,
-        as_of: int | None = None,
+        as_of: int | None = None, status: str | None = None, unmarked: str | None = None,
+        after: str | None = None, limit: int | None = None,
     ) -> list[TraceRow]:  # fmt: skip
-        where = ["true"]
-        params: list[Any] = []
-        if ids is not None:
-            where.append(in_("id", ids, params))
-        if tenant is not None:
-            where.append("tenant = %s")
-            params.append(tenant)
-        if as_of is not None:
-            where.append("started_seq <= %s")
-            params.append(as_of)
-        query = (
-            f"SELECT {TRACE_COLUMNS} FROM traces WHERE "
-            + " AND ".join(where)
-            + " ORDER BY started_seq, id"  # ties: one commit began several (ids sort by birth)
-        )
+        query, params = traces_sql(ids, tenant, as_of, status, unmarked, after, limit)
         rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
         return [TraceRow(*r) for r in rows]
 
@@ -487,6 +491,23 @@ class PostgresBackend:
             query, params = "SELECT DISTINCT tenant FROM versions WHERE seq <= %s", (as_of,)
         rows = self._run(lambda c: c.execute(query, params).fetchall())
         return sorted(r[0] for r in rows)
+
+    @_mapped
+    def tier_counts(
+        self, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
+    ) -> dict[tuple[str, str, str], int]:
+        where = ["end_seq IS NULL"]
+        params: list[Any] = []
+        if tiers is not None:
+            where.append(in_("tier", tiers, params) if tiers else "false")
+        for column, value in (("tenant", tenant), ("always", always)):
+            if value is not None:
+                where.append(f"{column} = %s")
+                params.append(value)
+        query = "SELECT tier, tenant, scope, count(*) FROM versions WHERE " + " AND ".join(where)
+        query += " GROUP BY tier, tenant, scope"
+        rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
+        return {(r[0], r[1], r[2]): r[3] for r in rows}
 
     # -- use counts and small state ----------------------------------------------------
 

@@ -171,6 +171,8 @@ def memories_sql(query: Query) -> tuple[str, list[Any]]:
         if value is not None:
             where.append(f"{column} {test} %s")
             params.append(value)
+    if query.traces is not None:
+        where.append(in_("trace_id", query.traces, params) if query.traces else "false")
     if query.live_at is not None:
         where.append(
             "status = 'active' AND superseded_by IS NULL"
@@ -179,7 +181,57 @@ def memories_sql(query: Query) -> tuple[str, list[Any]]:
         )
         params += [query.live_at, query.live_at]
     text = f"SELECT {COLUMNS} FROM versions WHERE " + " AND ".join(where)
-    text += " ORDER BY step NULLS FIRST, id" if query.trace is not None else " ORDER BY id"
+    if query.trace is not None:
+        text += " ORDER BY step NULLS FIRST, id"
+    elif query.traces is not None:
+        text += " ORDER BY trace_id, step, id"
+    else:
+        text += " ORDER BY id"
     if query.limit is not None:
         text += f" LIMIT {int(query.limit)}"
+    return text, params
+
+
+def traces_sql(
+    ids: Sequence[str] | None, tenant: str | None, as_of: int | None, status: str | None,
+    unmarked: str | None, after: str | None, limit: int | None,
+) -> tuple[str, list[Any]]:  # fmt: skip
+    """The SELECT of `PostgresBackend.traces`: filters, paging and order in the database."""
+    where = ["true"]
+    params: list[Any] = []
+    if ids is not None:
+        where.append(in_("t.id", ids, params))
+    if tenant is not None:
+        where.append("t.tenant = %s")
+        params.append(tenant)
+    if as_of is not None:
+        where.append("t.started_seq <= %s")
+        params.append(as_of)
+    if status is not None and as_of is None:
+        where.append("t.status = %s")
+        params.append(status)
+    elif status == "open":  # at as_of: a trace that ended later was still open
+        where.append("(t.ended_seq IS NULL OR t.ended_seq > %s)")
+        params.append(as_of)
+    elif status is not None:
+        where.append("t.status = %s AND t.ended_seq <= %s")
+        params += [status, as_of]
+    if unmarked is not None:  # the root is the memory named like the trace, at as_of
+        live = "r.end_seq IS NULL"
+        if as_of is not None:
+            live = "r.seq <= %s AND (r.end_seq IS NULL OR r.end_seq > %s)"
+            params += [as_of, as_of]
+        where.append(
+            f"NOT EXISTS (SELECT 1 FROM versions r WHERE r.id = t.id AND {live}"
+            " AND r.metadata::jsonb ? %s)"
+        )
+        params.append(unmarked)
+    if after is not None:
+        where.append("(t.started_seq, t.id) > (SELECT started_seq, id FROM traces WHERE id = %s)")
+        params.append(after)
+    columns = ", ".join("t." + c for c in TRACE_COLUMNS.split(", "))
+    text = f"SELECT {columns} FROM traces t WHERE " + " AND ".join(where)
+    text += " ORDER BY t.started_seq, t.id"  # ties: one commit began several (ids sort by birth)
+    if limit is not None:
+        text += f" LIMIT {int(limit)}"
     return text, params

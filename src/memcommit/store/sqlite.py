@@ -24,6 +24,9 @@ from memcommit.store.records import commit as make_commit
 from memcommit.store.schema import migrations
 
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+#: Page cache per connection, in KiB (SQLite's default is 2 MiB). A commit that writes
+#: new versions beside old ones all over a large file (compaction) rereads fewer pages.
+CACHE_KIB = 64 * 1024
 
 _COLUMNS = (
     "id, version, content, kind, scope, tenant, session, mkey, importance, tags, project,"
@@ -39,6 +42,7 @@ _INSERT_VERSION = (
 _TRACE_COLUMNS = (
     "id, tenant, scope, session, status, last_step, started_seq, started_at, ended_seq, ended_at"
 )
+_TRACE_SELECT = ", ".join("t." + c for c in _TRACE_COLUMNS.split(", "))
 _USE_TICK = ("memcommit", "use_tick")
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -152,6 +156,18 @@ def _in(column: str, values: Sequence[Any], params: list[Any]) -> str:
     return f"{column} IN (SELECT value FROM json_each(?))"
 
 
+def _status_at(status: str, as_of: int | None, params: list[Any]) -> str:
+    """The condition "trace t was in ``status`` at ``as_of``" (one that ended later was open)."""
+    if as_of is None:
+        params.append(status)
+        return "t.status = ?"
+    if status == "open":
+        params.append(as_of)
+        return "(t.ended_seq IS NULL OR t.ended_seq > ?)"
+    params += [status, as_of]
+    return "t.status = ? AND t.ended_seq <= ?"
+
+
 class SQLiteBackend:
     """Commits and memory versions in one SQLite database."""
 
@@ -168,9 +184,15 @@ class SQLiteBackend:
         except sqlite3.OperationalError as exc:
             raise Unavailable(f"sqlite: cannot open {path!r}: {exc}") from exc
         self._conn = conn
+        # The tip as this connection last saw it, and the data_version it saw it at:
+        # SQLite bumps data_version when another connection commits, never for our own.
+        self._tip: tuple[int, str] | None = None
+        self._tip_at: int | None = None
+        self._written: tuple[int, str] | None = None  # the commit of the open transaction
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {synchronous}")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         conn.execute("PRAGMA foreign_keys = ON")
         self._migrate()
 
@@ -212,11 +234,25 @@ class SQLiteBackend:
     @_mapped
     def commit(self) -> None:
         self._conn.execute("COMMIT")
+        if self._written is not None and self._tip_at is not None:
+            self._tip, self._written = self._written, None
 
     @_mapped
     def rollback(self) -> None:
+        self._written = None
         if self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
+
+    @_mapped
+    def tip(self) -> tuple[int, str] | None:
+        """The newest commit, read again only when another connection has committed since."""
+        seen = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if seen != self._tip_at:
+            row = self._conn.execute(
+                "SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+            self._tip, self._tip_at = (None if row is None else (row[0], row[1])), seen
+        return self._tip
 
     @_mapped
     def write(self, batch: Batch) -> None:
@@ -236,6 +272,7 @@ class SQLiteBackend:
             (c.seq, c.id, c.parent, to_text(c.time), c.author, c.message, changes),
         )
         seq = c.seq
+        self._written = (c.seq, c.id)
         if len(batch.versions) == 1:
             conn.execute(_INSERT_VERSION, _memory_row(batch.versions[0], None))
         elif batch.versions:
@@ -339,6 +376,8 @@ class SQLiteBackend:
         if query.trace is not None:
             where.append("trace_id = ?")
             params.append(query.trace)
+        if query.traces is not None:
+            where.append(_in("trace_id", query.traces, params) if query.traces else "0")
         if query.since is not None:
             where.append("created_at >= ?")
             params.append(to_text(query.since))
@@ -354,10 +393,23 @@ class SQLiteBackend:
             )
             params += [at, at]
         sql = f"SELECT {_COLUMNS} FROM versions WHERE " + " AND ".join(where)
-        sql += " ORDER BY step, id" if query.trace is not None else " ORDER BY id"
+        if query.trace is not None:
+            sql += " ORDER BY step, id"
+        elif query.traces is not None:
+            sql += " ORDER BY trace_id, step, id"
+        else:
+            sql += " ORDER BY id"
         if query.limit is not None:
             sql += f" LIMIT {int(query.limit)}"
         return [_row_to_memory(r) for r in self._conn.execute(sql, params)]
+
+    @_mapped
+    def versions(self, ids: Sequence[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        params: list[Any] = []
+        sql = "SELECT id, version FROM versions WHERE end_seq IS NULL AND " + _in("id", ids, params)
+        return dict(self._conn.execute(sql, params).fetchall())
 
     @_mapped
     def history(self, memory_id: str) -> list[Memory]:
@@ -369,20 +421,45 @@ class SQLiteBackend:
     @_mapped
     def traces(
         self, *, ids: Sequence[str] | None = None, tenant: str | None = None,
-        as_of: int | None = None,
+        as_of: int | None = None, status: str | None = None, unmarked: str | None = None,
+        after: str | None = None, limit: int | None = None,
     ) -> list[TraceRow]:  # fmt: skip
         where = ["1"]
         params: list[Any] = []
         if ids is not None:
-            where.append(_in("id", ids, params))
+            where.append(_in("t.id", ids, params))
         if tenant is not None:
-            where.append("tenant = ?")
+            where.append("t.tenant = ?")
             params.append(tenant)
         if as_of is not None:
-            where.append("started_seq <= ?")
+            where.append("t.started_seq <= ?")
             params.append(as_of)
-        sql = f"SELECT {_TRACE_COLUMNS} FROM traces WHERE " + " AND ".join(where)
-        return [_row_to_trace(r) for r in self._conn.execute(sql + " ORDER BY started_seq", params)]
+        if status is not None:
+            where.append(_status_at(status, as_of, params))
+        if unmarked is not None:
+            # the root is the memory named like the trace; its version at as_of
+            live = (
+                "r.end_seq IS NULL"
+                if as_of is None
+                else "r.seq <= ? AND (r.end_seq IS NULL OR r.end_seq > ?)"
+            )
+            params += [] if as_of is None else [as_of, as_of]
+            where.append(
+                f"NOT EXISTS (SELECT 1 FROM versions r WHERE r.id = t.id AND {live}"
+                " AND r.metadata != '{}' AND EXISTS (SELECT 1 FROM json_each(r.metadata) AS j"
+                " WHERE j.key = ?))"
+            )
+            params.append(unmarked)
+        if after is not None:
+            where.append(
+                "(t.started_seq, t.id) > (SELECT started_seq, id FROM traces WHERE id = ?)"
+            )
+            params.append(after)
+        sql = f"SELECT {_TRACE_SELECT} FROM traces t WHERE " + " AND ".join(where)
+        sql += " ORDER BY t.started_seq, t.id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_row_to_trace(r) for r in self._conn.execute(sql, params)]
 
     @_mapped
     def tenants(self, as_of: int | None = None) -> list[str]:
@@ -392,6 +469,22 @@ class SQLiteBackend:
             sql = "SELECT DISTINCT tenant FROM versions WHERE seq <= ?"
             params = (as_of,)
         return sorted(r[0] for r in self._conn.execute(sql, params))
+
+    @_mapped
+    def tier_counts(
+        self, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
+    ) -> dict[tuple[str, str, str], int]:
+        where = ["end_seq IS NULL"]
+        params: list[Any] = []
+        if tiers is not None:
+            where.append(_in("tier", tiers, params) if tiers else "0")
+        for column, value in (("tenant", tenant), ("always", always)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = "SELECT tier, tenant, scope, count(*) FROM versions WHERE " + " AND ".join(where)
+        rows = self._conn.execute(sql + " GROUP BY tier, tenant, scope", params)
+        return {(r[0], r[1], r[2]): r[3] for r in rows}
 
     # -- use counts and small state ----------------------------------------------
 

@@ -107,6 +107,20 @@ class Store(StoreApi):
                 self._backend.close()
 
     @property
+    def backend(self) -> Backend:
+        """The storage backend under this store: the low-level escape hatch.
+
+        It stores rows and answers queries with no validation, tenants or
+        hooks (see `memcommit.store.Backend`). It is for copying a store
+        exactly, commit ids and sequence numbers included, as
+        `memcommit.transfer` and `memcommit.migrate` do; everything else should
+        go through the store's API. Calls on it bypass the store's lock, so do
+        not share the store with other threads while using it.
+        """
+        self._check_open()
+        return self._backend
+
+    @property
     def closed(self) -> bool:
         """True once `close` was called."""
         return self._closed
@@ -254,5 +268,4 @@ class Store(StoreApi):
 
     def _tip(self) -> tuple[int, str] | None:
         """(seq, id) of the newest commit, without reading its changes."""
-        rows = self._backend.commits(limit=1, changes=False)
-        return (rows[0][0].seq, rows[0][0].id) if rows else None
+        return self._backend.tip()

@@ -230,6 +230,38 @@ class Transaction:
         cur = self._current(id, writable=True)
         return cur if cur.tier != "archive" else self._to_tier(id, "short", "page_in")
 
+    def move_many(self, items: Iterable[str | Memory], tier: str) -> Sequence[Memory]:
+        """`move` each of ``items`` (ids, or memories as read: see `read`), read in one query."""
+        return self._many_to_tier(self._load(items), v.tier(tier), "move")
+
+    def archive_many(self, items: Iterable[str | Memory]) -> Sequence[Memory]:
+        """`archive` each of ``items`` (ids, or memories as read: see `read`), read in one query."""
+        return self._many_to_tier(self._load(items), "archive", "archive")
+
+    def _many_to_tier(self, ids: list[str], tier: str, op: str) -> Sequence[Memory]:
+        """`_to_tier` for many ids already in the buffer, without a Memory per step between."""
+        self._check_open()
+        p = self.pending
+        latest = self._latest
+        out = []
+        for id in ids:
+            cur = latest[id]
+            if cur["status"] == "purged":
+                raise Purged(id)
+            if cur["tier"] != tier:
+                version = cur["version"] + 1
+                detail = {"from": cur["tier"], "to": tier}
+                cur = {
+                    **cur, "tier": tier, "version": version, "updated_at": p.time,
+                    "updated_commit": p.seq, "metadata": cur["metadata"] or None,
+                }  # fmt: skip
+                latest[id] = cur
+                self._versions.append(cur)
+                self._changes.append((op, id, version, detail))
+                self._tenants.append(cur["tenant"])
+            out.append(cur)
+        return _Versions(out)
+
     def _to_tier(self, id: str, tier: str, op: str) -> Memory:
         cur = self._current(id, writable=True)
         if cur.tier == tier:
@@ -331,6 +363,48 @@ class Transaction:
             raise InvalidInput("tenant", tenant, f"this view writes only tenant {self._only!r}")
         return tenant
 
+    def read(self, items: Iterable[str | Memory]) -> Sequence[Memory]:
+        """The newest version (pending or stored) of each id, reading many in one query.
+
+        Items are ids or memories read from this store earlier (outside the
+        commit, say). A memory whose version is still the current one is used
+        as it is, so only its version is read back; any other is read whole.
+        Later changes in this commit to these ids read nothing more. NotFound
+        names the first id that does not exist (or is another tenant's). The
+        result is a sequence whose Memory values are made as they are looked at.
+        """
+        return _Versions([self._latest[i] for i in self._load(items)])
+
+    def _load(self, items: Iterable[str | Memory]) -> list[str]:
+        """The ids of ``items``, each with its newest version in the buffer (see `read`)."""
+        latest = self._latest
+        ids: list[str] = []
+        given: dict[str, Memory] = {}
+        for item in items:
+            if isinstance(item, Memory):
+                id = item.id
+                if id not in latest:
+                    given[id] = item
+            elif isinstance(item, str) and item in latest:
+                id = item
+            else:
+                id = v.text("id", item)
+            ids.append(id)
+        wanted = [i for i in dict.fromkeys(ids) if i not in latest]
+        if wanted:
+            known = self._backend.versions([i for i in wanted if i in given]) if given else {}
+            reused = [given[i] for i in wanted if i in given and known.get(i) == given[i].version]
+            fresh = set(wanted) - {m.id for m in reused}
+            loaded = self._backend.memories(Query(ids=sorted(fresh))) if fresh else []
+            for m in (*reused, *loaded):
+                if self._visible(m.tenant):
+                    latest[m.id] = m.__dict__  # held as read: no copy per memory
+                    self._base[m.id] = m.version
+            missing = next((i for i in wanted if i not in latest), None)
+            if missing is not None:
+                raise NotFound("id", missing)
+        return ids
+
     def _stored(self, id: str) -> Memory | None:
         found = self._backend.memories(Query(ids=[id]))
         return found[0] if found else None
@@ -400,7 +474,7 @@ class Transaction:
 
 
 class _Versions(Sequence[Memory]):
-    """New versions of a batch, made into Memory values one at a time as they are read.
+    """Buffered versions, made into Memory values one at a time as they are read.
 
     A list of 100,000 Memory objects would make every garbage collection during
     the write walk them all; the field dicts they wrap are not tracked.

@@ -19,17 +19,18 @@ from typing import Any
 from memcommit.compaction import outline
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import Commit, Memory, Usage
+from memcommit.tiers.cache import Partition, TierCache, evictable
 from memcommit.tiers.candidate import Candidate
 from memcommit.tiers.policies.base import check_capacity, check_eviction, check_promotion, notify
 from memcommit.tiers.policies.classic import LRU
 from memcommit.tiers.promotion import Never
 from memcommit.tiers.segments import Segment, segment_id, segments
-from memcommit.tiers.stats import NAMESPACE, TierStats
+from memcommit.tiers.stats import KEY, NAMESPACE, TierStats
 
 AUTHOR = "tiers"
 #: Operations after which a tier may be over capacity.
 _GROWS = frozenset({"add", "update", "move", "restore", "page_in", "begin_trace", "step"})
-Partition = tuple[str, str]
+_WORKING = ("short", "mid", "long")
 
 
 @dataclass
@@ -59,13 +60,9 @@ class MaintenanceResult:
     commits: list[Commit] = field(default_factory=list)
 
 
-def _evictable(m: Memory) -> bool:
-    """Whether ``m`` counts against capacity and may be evicted or trimmed.
-
-    Behavioural corrections (``always``) are pinned: a burst of new memories must
-    never push one out of working memory, so they neither count nor leave.
-    """
-    return not m.always
+def _pages_in(m: Memory, now: datetime) -> bool:
+    """Whether touching ``m`` pages it in: archived, and it still holds."""
+    return m.tier not in _WORKING and m.holds(now)
 
 
 def _named(ids: Sequence[str], limit: int = 8) -> str:
@@ -125,11 +122,10 @@ class TieredMemory:
         self.stats = TierStats()
         self.stats.load(store)
         self._policies: dict[Any, Any] = {}
-        # Caches of memories by id and of short-term residents by partition. Commits made
-        # through ``store`` update or drop them (on_commit); commits of other processes
-        # are seen from the next maintain() on, which starts from the store again.
-        self._memories: dict[str, Memory] = {}
-        self._short: dict[Partition, dict[str, Memory]] = {}
+        # Counts, memories and residents, kept in step with every commit: those of
+        # ``store`` as they land (on_commit), any other writer's at the next touch()
+        # or maintain(), which first compare the store's head_seq with the last seen.
+        self._cache = TierCache(store)
         self._entered: dict[str, int] = {}
         self._tick = 0
         self._busy = False
@@ -167,24 +163,6 @@ class TieredMemory:
             tenant=self._tenant(tenant), scopes=scopes, tiers=["short"], live=False
         )
         return [m for m in found if m.holds(now)]
-
-    def _forget(self) -> None:
-        self._memories.clear()
-        self._short.clear()
-
-    def _get(self, id: str) -> Memory:
-        m = self._memories.get(id)
-        if m is None:
-            m = self._memories[id] = self.store.get(id)
-        return m
-
-    def _residents(self, partition: Partition) -> dict[str, Memory]:
-        short = self._short.get(partition)
-        if short is None:
-            tenant, scope = partition
-            found = self.store.find(tenant=tenant, scopes=[scope], tiers=["short"], live=False)
-            short = self._short[partition] = {m.id: m for m in found if _evictable(m)}
-        return short
 
     def _policy(self, key: Any) -> Any:
         policy = self._policies.get(key)
@@ -235,6 +213,8 @@ class TieredMemory:
         segment heats up); a miss one archived or no longer holding. Unknown ids
         (or ids of another tenant than ``tenant``) raise NotFound naming them,
         after the known ones were counted; the result is on the error's ``result``.
+        The uses, the moves and the counters land in one transaction: a commit
+        when something is paged in, else the uses' own write.
         """
         if isinstance(ids, str) or not isinstance(ids, Iterable):
             raise InvalidInput("ids", ids, "must be a list of memory ids")
@@ -245,69 +225,23 @@ class TieredMemory:
             tenant = self._tenant(tenant)
         now = now or datetime.now(timezone.utc)
         result = TouchResult()
-        current: dict[str, Memory] = {}
+        self._cache.sync()
+        current = self._cache.load(dict.fromkeys(ids))
         for i in dict.fromkeys(ids):
-            try:
-                m = self._get(i)
-            except NotFound:
+            m = current.get(i)
+            if m is None or (tenant is not None and m.tenant != tenant):
                 result.unknown.append(i)
-                continue
-            if tenant is not None and m.tenant != tenant:
-                result.unknown.append(i)
-            else:
-                current[i] = m
+                current.pop(i, None)
         known = [i for i in ids if i in current]
-        usage = self.store.record_uses(known) if known else {}
-        # One tick per use, in order: the k-th id of this touch was used at start + k.
-        start = max((u.last_tick for u in usage.values()), default=0) - len(known) + 1
         try:
-            later = Counter(known)
-            moves: list[tuple[str, str]] = []  # (id, tier), in order
-            evicted_by: dict[Partition, list[str]] = {}
-            visits: Counter[tuple[str, str]] = Counter()  # (tenant, segment) -> warm hits
-            for k, i in enumerate(known):
-                later[i] -= 1
-                total = usage[i]
-                self._tick = start + k
-                use = Usage(total.count - later[i], total.first_tick, start + k)
-                m = current[i]
-                part = (m.tenant, m.scope)
-                counts = self.stats.of(part)
-                if not m.holds(now):
-                    counts.misses += 1
-                    result.misses.append(i)
-                    continue
-                if m.tier == "short":
-                    counts.hits += 1
-                    result.hits.append(i)
-                    notify(self._policy(part), "on_use", self._candidate(m, use), now)
-                elif m.tier in ("mid", "long"):
-                    counts.warm_hits += 1
-                    result.warm_hits.append(i)
-                    if m.tier == "mid":
-                        visits[(m.tenant, segment_id(m))] += 1
-                else:
-                    counts.misses += 1
-                    counts.page_ins += 1
-                    result.misses.append(i)
-                    result.paged_in.append(i)
-                    self._entered[i] = self._tick
-                    gone = self._page_in(m, part, use, now, current, moves, usage)
-                    counts.evictions += len(gone)
-                    result.evicted += gone
-                    evicted_by.setdefault(part, []).extend(gone)
-            if visits:
-                self._visit(visits, now)
-            if moves:  # the counters land in the same transaction as the moves
-                result.commit = self._commit_moves(
-                    moves, self._touch_message(result, evicted_by), now
-                )
-            else:
-                self.stats.save(self.store)
+            if any(_pages_in(m, now) for m in current.values()):
+                self._touch_moving(known, current, now, result)
+            elif known:
+                self._touch_in_place(known, current, now, result)
         except BaseException:
             # Nothing moved: drop what this touch told the policies and counted.
             self._policies.clear()
-            self._forget()
+            self._cache.forget()
             self.stats.load(self.store)
             raise
         if self.mid_capacity is not None and result.evicted:
@@ -318,6 +252,98 @@ class TieredMemory:
             raise error
         return result
 
+    def _uses(self, known: list[str], usage: dict[str, Usage]) -> list[Usage]:
+        """Each use of this touch as it stood then: the k-th id was used at tick start + k."""
+        start = max(u.last_tick for u in usage.values()) - len(known) + 1
+        later = Counter(known)
+        out = []
+        for k, i in enumerate(known):
+            later[i] -= 1
+            total = usage[i]
+            out.append(Usage(total.count - later[i], total.first_tick, start + k))
+        return out
+
+    def _count(
+        self, m: Memory, now: datetime, result: TouchResult, visits: Counter[tuple[str, str]]
+    ) -> str:
+        """Count one use of ``m`` as a "hit", "warm" hit, "miss" or "page_in"."""
+        counts = self.stats.of((m.tenant, m.scope))
+        if not m.holds(now):
+            kind = "miss"
+        elif m.tier == "short":
+            counts.hits += 1
+            result.hits.append(m.id)
+            return "hit"
+        elif m.tier in ("mid", "long"):
+            counts.warm_hits += 1
+            result.warm_hits.append(m.id)
+            if m.tier == "mid":
+                visits[(m.tenant, segment_id(m))] += 1
+            return "warm"
+        else:
+            kind = "page_in"
+            counts.page_ins += 1
+            result.paged_in.append(m.id)
+        counts.misses += 1
+        result.misses.append(m.id)
+        return kind
+
+    def _touch_in_place(
+        self, known: list[str], current: dict[str, Memory], now: datetime, result: TouchResult
+    ) -> None:
+        """Nothing pages in: the uses, counters and segment visits in one write."""
+        visits: Counter[tuple[str, str]] = Counter()
+        kinds = [self._count(current[i], now, result, visits) for i in known]
+        state = {(NAMESPACE, KEY): self.stats.to_json(), **self._visited(visits, now)}
+        usage = self.store.record_uses(known, state=state)
+        for k, (i, use) in enumerate(zip(known, self._uses(known, usage), strict=True)):
+            self._tick = use.last_tick
+            if kinds[k] == "hit":
+                m = current[i]
+                notify(self._policy((m.tenant, m.scope)), "on_use", self._candidate(m, use), now)
+
+    def _touch_moving(
+        self, known: list[str], current: dict[str, Memory], now: datetime, result: TouchResult
+    ) -> None:
+        """Something pages in: the uses, moves and counters in one commit by "tiers"."""
+        for m in current.values():
+            if _pages_in(m, now):
+                self._cache.residents((m.tenant, m.scope))  # read before taking the lock
+        self._busy = True
+        try:
+            with self.store.commit(message="touch", author=AUTHOR, now=now) as tx:
+                usage = self.store.record_uses(known)
+                moves: list[tuple[Memory, str]] = []  # (memory before the move, tier), in order
+                evicted_by: dict[Partition, list[str]] = {}
+                visits: Counter[tuple[str, str]] = Counter()
+                for i, use in zip(known, self._uses(known, usage), strict=True):
+                    self._tick = use.last_tick
+                    m = current[i]
+                    part = (m.tenant, m.scope)
+                    kind = self._count(m, now, result, visits)
+                    if kind == "hit":
+                        notify(self._policy(part), "on_use", self._candidate(m, use), now)
+                    elif kind == "page_in":
+                        self._entered[i] = self._tick
+                        gone = self._page_in(m, part, use, now, current, moves, usage)
+                        self.stats.of(part).evictions += len(gone)
+                        result.evicted += gone
+                        evicted_by.setdefault(part, []).extend(gone)
+                landed = self._apply(tx, [(m.id, tier) for m, tier in moves])
+                changed: dict[str, tuple[Memory, Memory]] = {}
+                for (m, _), new in zip(moves, landed, strict=True):
+                    changed[m.id] = (changed[m.id][0] if m.id in changed else m, new)
+                self._cache.expect(tx.pending.seq, changed)
+                self.stats.save(self.store)
+                for (namespace, key), value in self._visited(visits, now).items():
+                    self.store.state_set(namespace, key, value)
+                # the message names what moved, which is known only now
+                tx.pending = replace(tx.pending, message=self._touch_message(result, evicted_by))
+        finally:
+            self._busy = False
+            self._cache.expected = None
+        result.commit = tx.result
+
     def _page_in(
         self,
         m: Memory,
@@ -325,12 +351,12 @@ class TieredMemory:
         usage: Usage | None,
         now: datetime,
         current: dict[str, Memory],
-        moves: list[tuple[str, str]],
+        moves: list[tuple[Memory, str]],
         known: dict[str, Usage],
     ) -> list[str]:
         """Bring ``m`` into its partition, evicting at once to make room."""
         policy = self._policy(part)
-        residents = self._residents(part)
+        residents = self._cache.residents(part)
         notify(policy, "on_page_in", self._candidate(m, usage), now)
         gone: list[str] = []
         if len(residents) >= self.capacity:
@@ -340,11 +366,11 @@ class TieredMemory:
             for victim in chosen:
                 residents.pop(victim.id, None)
                 self._entered.pop(victim.id, None)
-                moves.append((victim.id, dest))
+                moves.append((victim.memory, dest))
                 current[victim.id] = replace(victim.memory, tier=dest)
                 notify(policy, "on_evict", victim, now)
                 gone.append(victim.id)
-        moves.append((m.id, "short"))
+        moves.append((m, "short"))
         current[m.id] = residents[m.id] = replace(m, tier="short")
         return gone
 
@@ -359,26 +385,28 @@ class TieredMemory:
                 )
         return "; ".join(parts)
 
+    @staticmethod
+    def _apply(tx: Any, moves: list[tuple[str, str]]) -> list[Memory]:
+        """Make each move in ``tx``; the new versions, in order."""
+        out = []
+        for i, tier in moves:
+            if tier == "short":
+                out.append(tx.page_in(i))
+            elif tier == "archive":
+                out.append(tx.archive(i))
+            else:
+                out.append(tx.move(i, tier))
+        return out
+
     def _commit_moves(self, moves: list[tuple[str, str]], message: str, now: datetime) -> Commit:
+        """Land ``moves`` in one commit by "tiers", with the counters (the cache follows it)."""
         self._busy = True
         try:
             with self.store.commit(message=message, author=AUTHOR, now=now) as tx:
-                for i, tier in moves:
-                    if tier == "short":
-                        tx.page_in(i)
-                    elif tier == "archive":
-                        tx.archive(i)
-                    else:
-                        tx.move(i, tier)
+                self._apply(tx, moves)
                 self.stats.save(self.store)
-        except BaseException:
-            self._forget()
-            raise
         finally:
             self._busy = False
-        for i, tier in moves:
-            if i in self._memories:
-                self._memories[i] = replace(self._memories[i], tier=tier)
         return tx.result
 
     # -- mid-term segments ----------------------------------------------------------
@@ -392,64 +420,66 @@ class TieredMemory:
             k: (int(v[0]), datetime.fromisoformat(v[1]) if v[1] else None) for k, v in raw.items()
         }
 
-    def _visit(self, visits: Counter[tuple[str, str]], now: datetime) -> None:
-        """Warm hits heat their mid-term segments (persisted per tenant)."""
+    def _visited(
+        self, visits: Counter[tuple[str, str]], now: datetime
+    ) -> dict[tuple[str, str], Any]:
+        """The segment visits to persist after warm hits heated them, per tenant."""
+        out: dict[tuple[str, str], Any] = {}
         for tenant in sorted({t for t, _ in visits}):
             raw = self.store.state_get(NAMESPACE, self._visits_key(tenant), {}) or {}
             for (t, sid), n in visits.items():
                 if t == tenant:
                     raw[sid] = [int(raw.get(sid, [0])[0]) + n, now.isoformat()]
-            self.store.state_set(NAMESPACE, self._visits_key(tenant), raw)
+            out[(NAMESPACE, self._visits_key(tenant))] = raw
+        return out
 
     # -- maintenance ----------------------------------------------------------------
 
     def _after_commit(self, commit: Commit) -> None:
-        """After someone else's commit: forget what it changed; maintain if over capacity."""
-        if self._busy:
-            return  # our own moves: touch updates the caches, maintain drops them
-        self._short.clear()
-        for change in commit.changes:
-            if change.memory_id is not None:
-                self._memories.pop(change.memory_id, None)
-        if not self.auto or not {c.op for c in commit.changes} & _GROWS:
-            return
+        """After a commit through this store: follow it; maintain if a tier is now over capacity."""
+        self._cache.observe(commit)
+        if self._busy or not self.auto or not {c.op for c in commit.changes} & _GROWS:
+            return  # our own moves make room, never take it
         if self._over_capacity():
             self.store.defer(self.maintain)
 
+    def _sizes(self, tier: str) -> Counter[Any]:
+        """Evictable memories of ``tier`` per partition (short) or per tenant (mid, long)."""
+        sizes: Counter[Any] = Counter()
+        for (t, tenant, scope), n in self._cache.counts().items():
+            if t == tier and n > 0:
+                sizes[(tenant, scope) if tier == "short" else tenant] += n
+        return sizes
+
     def _over_capacity(self) -> bool:
         """Whether a short-term partition, or mid- or long-term of a tenant, is over capacity."""
-        limits = [("short", self.capacity, lambda m: (m.tenant, m.scope))]
-        if self.mid_capacity is not None:
-            limits.append(("mid", self.mid_capacity, lambda m: m.tenant))
-        if self.long_capacity is not None:
-            limits.append(("long", self.long_capacity, lambda m: m.tenant))
-        for tier, limit, part in limits:
-            found = self.store.find(tiers=[tier], live=False)
-            sizes = Counter(part(m) for m in found if _evictable(m))
-            if any(n > limit for n in sizes.values()):
-                return True
-        return False
+        limits = {"short": self.capacity, "mid": self.mid_capacity, "long": self.long_capacity}
+        return any(
+            limit is not None and any(n > limit for n in self._sizes(tier).values())
+            for tier, limit in limits.items()
+        )
 
     def maintain(self, now: datetime | None = None) -> MaintenanceResult:
         """Compact, promote, evict over-capacity partitions, settle mid-term, trim long-term."""
         now = now or datetime.now(timezone.utc)
         result = MaintenanceResult()
         self._busy = True
-        self._forget()
         try:
+            self._cache.sync()
             if self.compactor is not None:
                 result.compacted = self.compactor.compact(now=now)
-                self._short.clear()
             self._promote(now, result)
             self._evict(now, result)
             if self.mid_capacity is not None:
                 self._settle_mid(now, result)
             if self.long_capacity is not None:
                 self._trim_long(now, result)
+        except BaseException:
+            self._cache.forget()
+            self.stats.load(self.store)  # the counters of what landed were saved with it
+            raise
         finally:
             self._busy = False
-            self._forget()
-        self.stats.save(self.store)
         return result
 
     def _commit(
@@ -459,6 +489,8 @@ class TieredMemory:
             result.commits.append(self._commit_moves(moves, message, now))
 
     def _promote(self, now: datetime, result: MaintenanceResult) -> None:
+        if isinstance(self.promotion, Never):
+            return  # nothing to read: Never selects nothing
         found = [m for m in self.store.find(tiers=["short", "mid"], live=False) if m.holds(now)]
         if not found:
             return
@@ -477,13 +509,12 @@ class TieredMemory:
         )
 
     def _evict(self, now: datetime, result: MaintenanceResult) -> None:
-        parts: dict[Partition, list[Memory]] = {}
-        for m in filter(_evictable, self.store.find(tiers=["short"], live=False)):
-            parts.setdefault((m.tenant, m.scope), []).append(m)
         moves: list[tuple[str, str]] = []
         dead: list[str] = []
         dest = "mid" if self.mid_capacity else "archive"
-        for part, members in sorted(parts.items()):
+        over = sorted(p for p, n in self._sizes("short").items() if n > self.capacity)
+        for part in over:  # only these partitions are read (and they stay cached)
+            members = list(self._cache.residents(part).values())
             if len(members) <= self.capacity:
                 continue
             policy = self._policy(part)
@@ -513,10 +544,9 @@ class TieredMemory:
         self._commit(moves, message, now, result)
 
     def _settle_mid(self, now: datetime, result: MaintenanceResult) -> None:
-        by_tenant: dict[str, list[Memory]] = {}
-        for m in self.store.find(tiers=["mid"], live=False):
-            by_tenant.setdefault(m.tenant, []).append(m)
-        for tenant, members in sorted(by_tenant.items()):
+        for tenant in sorted(self._sizes("mid")):  # tenants with anything in mid-term
+            found = self.store.find(tenant=tenant, tiers=["mid"], live=False)
+            members = [m for m in found if evictable(m)]
             dead = [m for m in members if not m.holds(now)]
             self._commit(
                 [(m.id, "archive") for m in dead],
@@ -578,19 +608,20 @@ class TieredMemory:
                 )
                 for i in ids:
                     tx.archive(i)
+                self.stats.of((first.tenant, first.scope)).consolidations += 1
+                self.stats.save(self.store)
             result.commits.append(tx.result)
         finally:
             self._busy = False
         result.consolidated.append(seg.id)
-        self.stats.of((first.tenant, first.scope)).consolidations += 1
 
     def _trim_long(self, now: datetime, result: MaintenanceResult) -> None:
-        by_tenant: dict[str, list[Memory]] = {}
-        for m in filter(_evictable, self.store.find(tiers=["long"], live=False)):
-            by_tenant.setdefault(m.tenant, []).append(m)
         moves: list[tuple[str, str]] = []
-        for tenant, members in sorted(by_tenant.items()):
-            limit = self.long_capacity or 0
+        limit = self.long_capacity or 0
+        over = sorted(t for t, n in self._sizes("long").items() if n > limit)
+        for tenant in over:  # only these tenants' long-term memories are read
+            found = self.store.find(tenant=tenant, tiers=["long"], live=False)
+            members = [m for m in found if evictable(m)]
             if len(members) <= limit:
                 continue
             dead = [m for m in members if not m.holds(now)]
