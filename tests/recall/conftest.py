@@ -1,19 +1,17 @@
-"""Fixtures of the recall tests: the teaching bank in a real SQLite file."""
+"""Fixtures of the recall tests: the teaching bank in a real store of each backend."""
 
 from __future__ import annotations
 
 import pytest
-from recall_bank import build_bank
+from recall_bank import fill_bank
 
 from memcommit.recall import Context, recall
 
 
 @pytest.fixture
-def bank(tmp_path, now):
-    """The teaching bank in a fresh SQLite file."""
-    store = build_bank(str(tmp_path / "bank.db"), now)
-    yield store
-    store.close()
+def bank(make_store, now):
+    """The teaching bank in a fresh store, on each backend (SQLite file, PostgreSQL schema)."""
+    return fill_bank(make_store("bank.db"), now)
 
 
 @pytest.fixture

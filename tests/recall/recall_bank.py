@@ -79,8 +79,12 @@ Q_INCIDENT = "What happened in the database timeout incident?"
 
 
 def build_bank(path: str, now: datetime, records=BANK) -> memcommit.Store:
-    """A store holding ``records``, each added by its own commit at its own time."""
-    store = memcommit.open(path)
+    """A SQLite file holding ``records``, each added by its own commit at its own time."""
+    return fill_bank(memcommit.open(path), now, records)
+
+
+def fill_bank(store: memcommit.Store, now: datetime, records=BANK) -> memcommit.Store:
+    """Add ``records`` to ``store``, each by its own commit at its own time."""
     for mid, tenant, kind, session, age, key, content in sorted(records, key=lambda r: -r[4]):
         with store.commit(message=f"add {mid}", now=now - timedelta(hours=age)) as tx:
             tx.add(content, id=mid, tenant=tenant, kind=kind, session=session, key=key)

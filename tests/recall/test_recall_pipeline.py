@@ -49,15 +49,14 @@ def test_commits_update_the_index_without_rebuild(bank, now):
     assert "N1" not in {r.memory.id for r in ctx.rows}
 
 
-def test_index_matches_a_fresh_one_after_commits(bank, now, tmp_path):
+def test_index_matches_a_fresh_one_after_commits(bank, now, make_store):
     recall(bank, "x", tenant="team-a", now=now)  # index built here, then kept current
     with bank.commit(message="more", now=now) as tx:
         tx.add("Database pool resized to 50 connections.", id="N2", tenant="team-a")
         tx.invalidate("M1")
         tx.archive("M4")
     live = recall(bank, Q_PROCEDURE, tenant="team-a", now=now, scorer="tfidf")
-    path = str(tmp_path / "bank.db")
-    reopened = memcommit.open(path)  # a new store object: its index is built from scratch
+    reopened = make_store("bank.db")  # a new store object: its index is built from scratch
     fresh = recall(reopened, Q_PROCEDURE, tenant="team-a", now=now, scorer="tfidf")
     assert [(r.memory.id, r.cosine, r.score, r.reason) for r in live.rows] == [
         (r.memory.id, r.cosine, r.score, r.reason) for r in fresh.rows
