@@ -106,10 +106,14 @@ class Scores:
 
 
 def run_memcommit(samples: list[dict], scorer: str | None) -> Scores:
-    """Every conversation a tenant of one in-memory store; recall top 10 per question."""
+    """Every conversation a tenant of its own in-memory store; recall top 10 per question.
+
+    One store per conversation: a store's commit times only move forward, and the
+    conversations' dates overlap.
+    """
     scores = Scores()
-    store = memcommit.open(":memory:")
     for sample in samples:
+        store = memcommit.open(":memory:")
         tenant = sample["sample_id"]
         conv = turns(sample)
         ids: dict[str, str] = {}
@@ -129,7 +133,7 @@ def run_memcommit(samples: list[dict], scorer: str | None) -> Scores:
                 explain=False,
             )
             scores.add(category, [ids[m.id] for m in ctx.selected], evidence)
-    store.close()
+        store.close()
     return scores
 
 

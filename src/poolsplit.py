@@ -65,6 +65,7 @@ __all__ = [
     "Decision",
     "DecisionListener",
     "Pool",
+    "PoolError",
     "Scorer",
     "TokenCounter",
     "default_is_active",
@@ -123,12 +124,24 @@ class Decision(NamedTuple):
 # ── Pool ────────────────────────────────────────────────────────────────────
 
 
+class PoolError(ValueError, TypeError):
+    """A :class:`Pool` field is wrong; the message names it and the value.
+
+    Both a ValueError and a TypeError, so code written for either (or for
+    poolsplit 0.1.0's ValueError on a negative cap) catches it.
+    """
+
+
 def _check_cap(field: str, value: Any) -> None:
-    """A cap is a real number >= 0 (``float("inf")`` means no cap)."""
+    """A cap is a number >= 0: an int, or a float as 0.1.0 allowed (``inf``: no cap).
+
+    Bools, NaN and non-numbers are refused: they would silently mean 0, 1 or
+    "never fits", which no caller intends.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError("Pool.%s must be a number, got %r" % (field, value))
-    if not value >= 0:
-        raise ValueError("Pool.%s must be >= 0, got %r" % (field, value))
+        raise PoolError("Pool.%s must be a number >= 0, got %r" % (field, value))
+    if value != value or value < 0:
+        raise PoolError("Pool.%s must be >= 0, got %r" % (field, value))
 
 
 @dataclass(frozen=True)
@@ -140,8 +153,9 @@ class Pool:
     contextual (non-always) entries only. ``types`` is the tuple of entry types
     the pool draws from; None accepts every type.
 
-    Raises TypeError for a non-string name, a non-numeric cap or ``types`` that
-    is not a tuple of strings or None, and ValueError for a negative cap.
+    Raises :class:`PoolError` (a ValueError and a TypeError) naming the field
+    for an empty or non-string name, a cap that is negative or not an int, or
+    ``types`` that is not a tuple of strings or None.
     """
 
     name: str
@@ -150,16 +164,16 @@ class Pool:
     types: Optional[Tuple[str, ...]] = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str):
-            raise TypeError("Pool.name must be a str, got %r" % (self.name,))
+        if not isinstance(self.name, str) or not self.name:
+            raise PoolError("Pool.name must be a non-empty str, got %r" % (self.name,))
         _check_cap("max_tokens", self.max_tokens)
         _check_cap("max_entries", self.max_entries)
         if self.types is not None:
             if not isinstance(self.types, tuple):
-                raise TypeError("Pool.types must be a tuple of str or None, got %r" % (self.types,))
+                raise PoolError("Pool.types must be a tuple of str or None, got %r" % (self.types,))
             for position, kind in enumerate(self.types):
                 if not isinstance(kind, str):
-                    raise TypeError("Pool.types[%d] must be a str, got %r" % (position, kind))
+                    raise PoolError("Pool.types[%d] must be a str, got %r" % (position, kind))
 
 
 # ── Defaults: token counting, activeness, scoring ──────────────────────────

@@ -11,13 +11,14 @@ memory left out.
         tx.add("Deploys happen on weekdays after 10:00.", kind="fact", tenant="acme")
     print(store.recall("when do deploys happen", tenant="acme").render())
 
-Compaction's own ``AllOf`` (combining trace policies) stays in
-``memcommit.compaction``; ``memcommit.AllOf`` is the promotion policy.
+``AllOf`` and ``AnyOf`` combine promotion policies; ``Every`` combines
+compaction's trace policies.
 """
 
 from memcommit import errors
 from memcommit.compaction import (
     Compactor,
+    Every,
     FinishedTraces,
     KeepFailed,
     OlderThan,
@@ -65,6 +66,7 @@ __all__ = [
     "Commit",
     "Compactor",
     "Context",
+    "Every",
     "FinishedTraces",
     "Forgetting",
     "ImportanceAtLeast",

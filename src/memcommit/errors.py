@@ -7,6 +7,7 @@
     ├── Purged                           the memory's content was erased for good
     ├── StoreClosed                      the store was closed before the call
     ├── ScorerError                      a plugged-in scorer raised or returned NaN
+    ├── HookError                        a hook raised, but its commit landed (.commit)
     └── BackendError                     the database failed; driver errors are mapped here
         └── Unavailable                  the database cannot be reached
 
@@ -16,6 +17,7 @@ translate them at the boundary into BackendError or one of the above.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -81,6 +83,24 @@ class ScorerError(MemcommitError):
         self.field = "scorer"
         self.memory_id = memory_id
         super().__init__(f"scorer failed on memory {memory_id!r}: {reason}")
+
+
+class HookError(MemcommitError):
+    """An on_commit subscriber or a deferred function raised after its commit landed.
+
+    The commit landed: ``commit`` is it, and retrying would make it twice.
+    Every hook still ran; ``errors`` holds what each failing one raised, in the
+    order they ran, and the first is also the ``__cause__``.
+    """
+
+    def __init__(self, commit: Any, errors: Sequence[BaseException]) -> None:
+        self.commit = commit
+        self.errors = tuple(errors)
+        first = self.errors[0] if self.errors else None
+        super().__init__(
+            f"commit {commit.seq} ({commit.id}) landed, but {len(self.errors)} hook(s)"
+            f" raised; the first: {type(first).__name__}: {first}"
+        )
 
 
 class BackendError(MemcommitError):

@@ -91,8 +91,9 @@ def test_split_target_defaults_and_refusals():
 
 
 def test_unknown_option_is_refused(pg_url):
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInput) as err:
         memcommit.open(pg_url(), synchronous="FULL")
+    assert err.value.field == "synchronous"
 
 
 def test_refused_connection_is_a_clear_error_at_once():

@@ -13,6 +13,7 @@ from workbench_helpers import open_page, running, settle
 import memcommit
 from memcommit.tiers.stats import TierStats
 from memcommit.workbench import StoreSource, make_server
+from memcommit.workbench.readonly import open_read_only
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 IMG = '<img src=x onerror="window.__pwned = 1">payload image'
@@ -36,10 +37,13 @@ def build_store(path: Path) -> None:
                     kind="fact" if i % 2 else "event",
                     session="s1" if i % 3 else "s2",
                 )
+        with store.commit(message="beta only", author="test", now=NOW - timedelta(hours=4)) as tx:
+            tx.add("beta private payload", id="b-2", tenant="beta", scope="private")
         # Counters a TieredMemory would have persisted: the workbench only reads them.
         stats = TierStats()
         stats.of(("alpha", "shared")).hits = 3
         stats.of(("alpha", "shared")).misses = 1
+        stats.of(("beta", "private")).hits = 7
         stats.save(store)
     finally:
         store.close()
@@ -50,7 +54,7 @@ def live(tmp_path_factory):
     """A served SQLite store, and a way to read its head commit afterwards."""
     path = tmp_path_factory.mktemp("live") / "memories.db"
     build_store(path)
-    source = StoreSource(memcommit.open(str(path)), clock=lambda: NOW)
+    source = StoreSource(open_read_only(str(path)), clock=lambda: NOW)
     server = make_server(source)
     for url in running(server):
         yield url, path
@@ -113,6 +117,30 @@ def test_live_pools_reserve_room_for_each_kind(live) -> None:
     assert kinds == {"facts": {"fact"}, "events": {"event"}}
     status, body = api(url, f"/api/recall?{query}&pools=big:500:1")
     assert status == 400 and body["error"]["field"] == "pools"
+
+
+def test_live_log_and_tiers_show_only_the_asked_tenant(live) -> None:
+    url, _ = live
+    _, alpha_log = api(url, "/api/log?tenant=alpha")
+    assert [(c["message"], c["changes"]) for c in alpha_log["commits"]] == [("seed", FILLER + 2)]
+    _, beta_log = api(url, "/api/log?tenant=beta")
+    assert [(c["message"], c["changes"]) for c in beta_log["commits"]] == [
+        ("beta only", 1),
+        ("seed", 1),
+    ]
+    _, alpha = api(url, "/api/tiers?tenant=alpha")
+    assert [(p["partition"], p["counts"], p["hits"]) for p in alpha["partitions"]] == [
+        ("alpha / shared", {"short": FILLER + 2}, 3)
+    ]
+    _, beta = api(url, "/api/tiers?tenant=beta")
+    assert [(p["partition"], p["counts"], p["hits"]) for p in beta["partitions"]] == [
+        ("beta / private", {"short": 1}, 7),
+        ("beta / shared", {"short": 1}, 0),
+    ]
+    for endpoint in ("/api/log", "/api/tiers"):
+        for query in ("", "?tenant=gamma", "?tenant=alpha&tenant=beta"):
+            status, body = api(url, endpoint + query)
+            assert status == 400 and body["error"]["field"] == "tenant", (endpoint, query)
 
 
 @pytest.mark.parametrize(
@@ -180,4 +208,4 @@ def test_live_page_renders_untrusted_text_as_text_and_never_writes(browser, live
         ctx.close()
     with memcommit.open(str(path)) as after_store:
         assert after_store.head.seq == head_before
-        assert len(after_store.log()) == 1
+        assert len(after_store.log()) == 2

@@ -19,7 +19,7 @@ def db(tmp_path):
     store = memcommit.open(path)
     for i in range(3):
         add_trace(store, "Weekly report", at=later(i), status="failed" if i == 2 else "finished")
-    add_trace(store, "Still going", status="open")
+    add_trace(store, "Still going", status="open", at=later(3))
     store.close()
     return path
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from compaction_store import add_trace, later
 from compaction_traces import T0, make_trace
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memcommit.compaction import (
-    AllOf,
+    COMPACTED_INTO,
+    Compactor,
+    Every,
     FinishedTraces,
     KeepFailed,
     OlderThan,
@@ -80,6 +83,30 @@ def test_keep_failed_stops_at_the_first_failure_over_budget() -> None:
     assert ids(KeepFailed(records=5).select(traces, NOW, {})) == ["small", "big"]
 
 
+def test_keep_failed_counts_its_budget_per_tenant() -> None:
+    traces = [
+        ended("b-fail", 1, status="failed", steps=2, tenant="B"),
+        ended("a-fail", 2, status="failed", steps=2, tenant="A"),
+        ended("a-older", 0, status="failed", steps=1, tenant="A"),
+    ]
+    # A's newer failure fills A's budget; B's failure has a budget of its own.
+    assert ids(KeepFailed(records=2).select(traces, NOW, {})) == ["a-older"]
+    assert KeepFailed(records=2).kept(traces) == {"a-fail", "b-fail"}
+
+
+def test_one_tenants_failure_never_compacts_another_tenants(make_store) -> None:
+    store = make_store("tenants.db")
+    b = add_trace(store, "B task", status="failed", steps=2, tenant="B", at=later(0))
+    a = add_trace(store, "A task", status="failed", steps=2, tenant="A", at=later(1))
+    ok = add_trace(store, "A done", tenant="A", at=later(2))
+    result = Compactor(store, policy=KeepFailed(records=2)).compact(now=later(60))
+    assert result.traces == (ok,)
+    for raw in (a, b):
+        trace = store.trace(raw)
+        assert COMPACTED_INTO not in trace.root.metadata
+        assert [s.tier for s in trace.steps] == ["short", "short"]
+
+
 def test_under_pressure_per_partition_compacts_oldest_until_at_threshold() -> None:
     a = [ended(f"a{i}", i, scope="a", steps=5) for i in range(4)]  # each frees 5 - 1 = 4
     b = [ended(f"b{i}", i, scope="b", steps=5) for i in range(4)]
@@ -110,14 +137,14 @@ def test_under_pressure_among_another_policy() -> None:
     assert ids(policy.select(traces, NOW, held)) == ["ok"]
 
 
-def test_all_of_intersects_and_each_policy_sees_everything() -> None:
+def test_every_intersects_and_each_policy_sees_everything() -> None:
     traces = [
         make_trace("old-fail", status="failed", ended=NOW - timedelta(days=3), steps=2),
         make_trace("old-ok", ended=NOW - timedelta(days=2)),
         make_trace("new-fail", status="failed", ended=NOW - timedelta(minutes=1), steps=2),
     ]
     # KeepFailed's budget goes to the newest failure, so the old one is compacted.
-    policy = AllOf(OlderThan(timedelta(days=1)), KeepFailed(records=2))
+    policy = Every(OlderThan(timedelta(days=1)), KeepFailed(records=2))
     assert ids(policy.select(traces, NOW, {})) == ["old-fail", "old-ok"]
 
 
@@ -127,7 +154,7 @@ def test_policies_share_the_protocol() -> None:
         OlderThan(timedelta(1)),
         KeepFailed(records=1),
         UnderPressure(1),
-        AllOf(FinishedTraces()),
+        Every(FinishedTraces()),
     ):
         assert isinstance(policy, Policy)
         assert repr(policy)
@@ -143,8 +170,8 @@ def test_policies_share_the_protocol() -> None:
         (lambda: UnderPressure(-1), "threshold"),
         (lambda: UnderPressure(1, per="tenant"), "per"),
         (lambda: UnderPressure(1, among="all"), "among"),
-        (lambda: AllOf(), "policies"),
-        (lambda: AllOf(FinishedTraces(), 3), "policies"),
+        (lambda: Every(), "policies"),
+        (lambda: Every(FinishedTraces(), 3), "policies"),
     ],
 )
 def test_bad_arguments_name_the_field(make, field: str) -> None:
@@ -181,6 +208,23 @@ def test_keep_failed_invariants(specs, budget: int) -> None:
     assert all(t.status != "open" for t in traces if t.id in chosen)
     assert {t.id for t in traces if t.status == "finished"} <= chosen
     assert chosen == set(ids(policy.select(list(reversed(traces)), NOW, {})))
+
+
+@given(
+    trace_specs, st.lists(st.sampled_from(["A", "B"]), min_size=12, max_size=12), st.integers(0, 30)
+)
+def test_keep_failed_keeps_within_each_tenants_budget(specs, tenants, budget: int) -> None:
+    traces = [
+        make_trace(f"t{i}", status=s, steps=n, ended=T0 + timedelta(minutes=m), tenant=tenant)
+        for i, ((s, n, m, _), tenant) in enumerate(zip(specs, tenants, strict=False))
+    ]
+    policy = KeepFailed(records=budget)
+    chosen = set(ids(policy.select(traces, NOW, {})))
+    for tenant in ("A", "B"):
+        mine = [t for t in traces if t.tenant == tenant]
+        alone = set(ids(policy.select(mine, NOW, {})))
+        # What a tenant keeps does not depend on the other tenant's traces.
+        assert alone == {t.id for t in mine} & chosen
 
 
 @given(trace_specs, st.integers(0, 60), st.integers(0, 40), st.integers(0, 40))

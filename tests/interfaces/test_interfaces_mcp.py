@@ -38,6 +38,8 @@ async def exercise_every_tool(client) -> dict:
         assert tool.input_schema["type"] == "object"
         assert "tenant" not in tool.input_schema.get("properties", {}), tool.name
 
+    refused = await fail(client, "remember", content="a sneaky note", tenant="team-b")
+    assert refused.startswith("Error executing tool remember: tenant='team-b': unknown argument")
     fact = await call(client, "remember", content="The billing service listens on port 8080.")
     await call(
         client,
@@ -170,6 +172,11 @@ def run_in_process(store, tenant: str, script) -> object:
         ("touch", {"ids": []}, "ids"),
         ("touch", {"ids": ["no-such-memory"]}, "ids"),
         ("log", {"limit": 0}, "limit"),
+        ("remember", {"content": "x", "tenant": "team-b"}, "tenant='team-b'"),
+        ("recall", {"query": "x", "tenant": "team-b"}, "tenant"),
+        ("recall", {"query": "x", "budgte": 5}, "budgte=5"),
+        ("touch", {"ids": ["x"], "tenant": "a", "extra": 1}, "extra, tenant="),
+        ("log", {"limit": 3, "as_of": 1}, "as_of"),
     ],
 )
 def test_bad_arguments_are_tool_errors_naming_the_field(store, tool, arguments, field):
@@ -210,8 +217,8 @@ def test_a_server_never_shows_another_tenants_memories(store):
     async def script(client):
         seen = []
         mine = await call(client, "remember", content="team-a: the vault is in room 2")
-        # tenant in the arguments is not a parameter: it is ignored, never obeyed
-        sneaky = await call(client, "remember", content="vault note", tenant="team-b")
+        # tenant is not a parameter of any tool: naming one is an error, never obeyed
+        sneaky = await fail(client, "remember", content="vault note", tenant="team-b")
         seen.append(await call(client, "recall", query="team-b vault code secret rule"))
         seen.append(await call(client, "log", limit=100))
         seen.append(await read_json(client, "memcommit://commits/recent"))
@@ -234,7 +241,9 @@ def test_a_server_never_shows_another_tenants_memories(store):
     for leak in (secret.id, rule.id, trace, "4711", "rotates", "team-b"):
         assert leak not in shown
     assert all("not found" in e for e in errors), errors
-    assert store.get(sneaky["id"]).tenant == TENANT
+    assert "tenant" in sneaky and "server's configuration" in sneaky
+    assert [m.content for m in store.find(tenant="team-b")].count("vault note") == 0
+    assert [m.content for m in store.find(tenant=TENANT)] == ["team-a: the vault is in room 2"]
     assert store.get(mine["id"]).tenant == TENANT
     assert store.get(secret.id).status == "active"
     assert store.usage([secret.id, rule.id]) == {}

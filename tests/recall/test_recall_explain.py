@@ -8,6 +8,7 @@ candidate (the reference) and each row must report exactly its decision.
 from __future__ import annotations
 
 import random
+import sys
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
@@ -133,7 +134,7 @@ def test_rows_report_what_poolsplit_decides_over_the_whole_ranking(budget, recor
     )
     used = list(ctx.pools)  # the pools recall packed (an implicit "always" one first, if any)
     if pools is None:
-        used_pools = [poolsplit.Pool("context", budget.n, records or float("inf"))]
+        used_pools = [poolsplit.Pool("context", budget.n, records or sys.maxsize)]
     elif any(p.types is None for p in pools):
         used_pools = pools
     else:  # kinds no pool draws from: their always-scope memories load in a first pool
@@ -217,6 +218,6 @@ def test_lazy_pages_equal_eager_rows(seed, words, records, weight):
     lazy = recall(memories, QUERY, explain=False, **kw)
     assert lazy.explanation.page(0, 40) == eager.rows[:40]
     assert lazy.rows == eager.rows
-    pool = poolsplit.Pool("context", words, float("inf") if records is None else records)
+    pool = poolsplit.Pool("context", words, sys.maxsize if records is None else records)
     expected = reference(eager, [pool], count_words)
     assert {r.memory.id: packing(r) for r in eager.rows if r.stage == "packing"} == expected

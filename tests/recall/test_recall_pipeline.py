@@ -13,6 +13,7 @@ import poolsplit
 from memcommit.errors import InvalidInput, ScorerError
 from memcommit.recall import Context, Hybrid, Tokens, Words, recall
 from memcommit.recall.sources import store_index
+from memcommit.store.tenant import backing_store
 
 
 def test_store_recall_delegates(bank, now):
@@ -120,7 +121,7 @@ def test_empty_query_matches_nothing_and_says_so(seed):
 
 
 def test_always_memories_load_first_and_bypass_caps(bank, now):
-    with bank.commit(message="correction", now=now - timedelta(days=300)) as tx:
+    with bank.commit(message="correction", now=now) as tx:
         tx.add(
             "Never restart the primary during business hours.",
             id="C1",
@@ -164,7 +165,7 @@ def test_kinds_no_pool_draws_are_filtered(seed):
 
 
 def _correction(store, now, *, id="C1", always=True):
-    with store.commit(message="correction", now=now - timedelta(days=300)) as tx:
+    with store.commit(message="correction", now=now) as tx:
         tx.add(
             "Never restart the primary during business hours.",
             id=id,
@@ -214,7 +215,7 @@ def test_a_pool_named_always_is_refused_when_the_implicit_one_is_needed(seed):
 def test_views_of_one_store_share_one_index(bank, now):
     index = store_index(bank)
     assert store_index(bank.tenant("team-a")) is index is store_index(bank.tenant("team-b"))
-    assert bank.tenant("team-a").store is bank
+    assert backing_store(bank.tenant("team-a")) is bank
     recall(bank.tenant("team-a"), Q_INCIDENT, now=now)
     recall(bank.tenant("team-b"), Q_INCIDENT, now=now)
     assert set(index.tenants) == {"team-a", "team-b"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import datetime, timedelta, timezone, tzinfo
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +29,8 @@ bad_importance = st.one_of(
     st.floats(max_value=-1e-9),
     st.floats(min_value=1.000001),
     st.just(math.inf),
+    st.integers(min_value=2),  # 10**400 too: no float holds it
+    st.just(10**400),
     st.booleans(),
     st.text(),
     st.none(),
@@ -55,7 +57,9 @@ BAD_ADD = {
     "importance": bad_importance,
     "tags": st.one_of(st.text(min_size=1), st.lists(st.integers(), min_size=1), st.just([""])),
     "always": st.one_of(st.integers(), st.text(), st.none()),
-    "token_count": st.one_of(st.integers(max_value=-1), st.floats(), st.booleans()),
+    "token_count": st.one_of(
+        st.integers(max_value=-1), st.integers(min_value=2**63), st.floats(), st.booleans()
+    ),
     "metadata": bad_metadata,
     "valid_from": bad_time,
     "valid_to": bad_time,
@@ -154,6 +158,11 @@ def test_bad_reads_and_commit_arguments(seeded):
         (lambda: store.commit(author="").__enter__(), "author"),
         (lambda: store.commit(message=3).__enter__(), "message"),
         (lambda: store.commit(now=datetime(2026, 1, 1)).__enter__(), "now"),
+        (lambda: store.find(limit=10**30), "limit"),
+        (lambda: store.log(limit=10**30), "limit"),
+        (lambda: store.traces(limit=2**63), "limit"),
+        (lambda: store.state_get("a/b", "k"), "namespace"),
+        (lambda: store.tenant("a").state_set("b/c", "k", 1), "namespace"),
     ]
     for call, field in cases:
         assert_refused(store, call, field, (InvalidInput, NotFound))
@@ -205,3 +214,91 @@ def test_open_refuses_bad_targets(tmp_path):
         memcommit.open(tmp_path / "x.db", clock="not callable")
     with pytest.raises(InvalidInput):
         memcommit.open(tmp_path / "x.db", synchronous="SOMETIMES")
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@given(limit=st.one_of(st.integers(max_value=0), st.integers(min_value=2**63)))
+def test_limits_out_of_range_are_refused_by_every_read(seeded, limit):
+    store = seeded[0]
+    for read in (store.find, store.log, store.traces, store.tenant("default").log):
+        assert_refused(store, lambda read=read: read(limit=limit), "limit")
+
+
+class Broken(tzinfo):
+    """A tzinfo whose offset cannot be read."""
+
+    def utcoffset(self, dt):
+        raise ValueError("no offset today")
+
+
+EAST = timezone(timedelta(hours=5))
+BAD_MOMENTS = {
+    "naive": datetime(2026, 1, 1),
+    "before-year-1-in-utc": datetime(1, 1, 1, tzinfo=EAST),
+    "after-year-9999-in-utc": datetime.max.replace(tzinfo=timezone(-timedelta(hours=5))),
+    "broken-tzinfo": datetime(2026, 1, 1, tzinfo=Broken()),
+    "text": "2026-01-01T00:00:00Z",
+}
+
+
+@pytest.mark.parametrize("bad", BAD_MOMENTS.values(), ids=BAD_MOMENTS.keys())
+def test_every_time_argument_is_checked_alike(seeded, bad):
+    store, live, _, _ = seeded
+    view = store.tenant("default")
+
+    def in_commit(action):
+        def call():
+            with store.commit() as tx:
+                action(tx)
+
+        return call
+
+    cases = [
+        (lambda: store.commit(now=bad).__enter__(), "now"),
+        (in_commit(lambda tx: tx.invalidate(live, at=bad)), "at"),
+        (in_commit(lambda tx: tx.add("x", valid_from=bad)), "valid_from"),
+        (in_commit(lambda tx: tx.update(live, valid_to=bad)), "valid_to"),
+        (lambda: store.get(live, as_of=bad), "as_of"),
+        (lambda: view.find(as_of=bad), "as_of"),
+        (lambda: store.find(since=bad), "since"),
+        (lambda: store.diff(bad), "a"),
+    ]
+    for call, field in cases:
+        if isinstance(bad, str) and field in ("as_of", "a"):
+            continue  # a string there is a commit id: NotFound, tested elsewhere
+        assert_refused(store, call, field)
+
+
+def test_a_clock_must_give_aware_times(make_store):
+    store = make_store("clock.db", clock=lambda: datetime(2026, 1, 1))
+    with pytest.raises(InvalidInput) as err, store.commit() as tx:
+        tx.add("x")
+    assert err.value.field == "clock()" and store.head is None
+
+
+def test_open_refuses_unknown_options_naming_them(make_store):
+    for option in ({"bogus": 1}, {"busy_timout": 5}):
+        with pytest.raises(InvalidInput) as err:
+            make_store("options.db", **option)
+        assert err.value.field == next(iter(option)) and "not an option" in str(err.value)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    value=st.one_of(
+        st.floats().filter(lambda x: not 0 <= x <= 86400),
+        st.integers(max_value=-1),
+        st.integers(min_value=86401),
+        st.booleans(),
+        st.text(),
+        st.none(),
+    )
+)
+def test_sqlite_busy_timeout_must_be_a_sane_number_of_seconds(tmp_path, value):
+    import memcommit
+
+    with pytest.raises(InvalidInput) as err:
+        memcommit.open(tmp_path / "busy.db", busy_timeout=value)
+    assert err.value.field == "busy_timeout"
+    with memcommit.open(tmp_path / "busy.db", busy_timeout=0) as store:
+        assert store.find() == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -261,3 +262,19 @@ def test_history_as_of(store):
     assert [h.content for h in store.history(m.id, as_of=1)] == ["v1"]
     with pytest.raises(NotFound):
         store.history(m.id, as_of=0)
+
+
+def test_the_message_can_be_set_inside_the_block(store):
+    with store.commit(message="draft") as tx:
+        tx.add("x")
+        assert tx.message == "draft"
+        tx.message = "final: added x"
+        with pytest.raises(InvalidInput) as err:
+            tx.message = 3
+        assert err.value.field == "message"
+    assert tx.result.message == "final: added x" == store.head.message
+    with pytest.raises(InvalidInput):
+        tx.message = "too late"
+    with store.commit(message="draft") as tx:  # the older way keeps working
+        tx.pending = replace(tx.pending, message="replaced")
+    assert store.head.message == "replaced"

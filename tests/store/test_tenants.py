@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from store_helpers import TENANTS, operation, play
 
@@ -23,7 +23,10 @@ def test_no_read_path_returns_another_tenants_memory(make_store, commits):
     made, traces = play(store, commits)
     owner = {mid: store.get(mid).tenant for mid in made}
     for name in TENANTS:
+        store.tenant(name).state_set("tiers", "stats", {"owner": name})
+    for name in TENANTS:
         view = store.tenant(name)
+        assert view.state_get("tiers", "stats") == {"owner": name}
         mine = {mid for mid, t in owner.items() if t == name}
         head = store.head.seq
         for as_of in (None, 1, head):
@@ -94,3 +97,46 @@ def test_view_hooks_and_state_are_per_tenant(store):
     a.state_set("tiers", "k", 1)
     assert b.state_get("tiers", "k") is None and a.state_get("tiers", "k") == 1
     assert store.state_get("tiers", "k") is None
+
+
+names = st.text(alphabet="ab/:", min_size=1, max_size=4).filter(str.strip)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pairs=st.lists(st.tuples(st.none() | names, names), min_size=1, max_size=6, unique=True))
+@example(pairs=[("a/b", "tiers"), ("a", "b/tiers")])  # both were "tenant:a/b/tiers"
+@example(pairs=[("a", "tiers"), (None, "tenant:a/tiers")])
+def test_no_tenant_reads_or_overwrites_another_tenants_state(make_store, pairs):
+    """Each (tenant, namespace) names its own state; None is the whole store's own."""
+    store = make_store(f"state-{next(_names)}.db")
+
+    def io(tenant):
+        return store if tenant is None else store.tenant(tenant)
+
+    for tenant, namespace in pairs:
+        try:
+            io(tenant).state_set(namespace, "stats", [tenant, namespace])
+        except InvalidInput as err:
+            assert err.field == "namespace" and "/" in namespace
+    for tenant, namespace in pairs:
+        if "/" not in namespace:
+            assert io(tenant).state_get(namespace, "stats") == [tenant, namespace]
+
+
+def test_a_view_exposes_no_public_way_to_the_whole_store(store):
+    from memcommit.store import Store
+    from memcommit.store.tenant import backing_store
+
+    with store.commit() as tx:
+        tx.add("theirs", tenant="b")
+    view = store.tenant("a")
+    for name in dir(view):
+        if name.startswith("_"):
+            continue
+        value = getattr(view, name)
+        assert not isinstance(value, Store), name
+        assert getattr(value, "__self__", view) is view, name  # methods are the view's own
+    assert not hasattr(view, "store") and not hasattr(view, "backend")
+    assert backing_store(view) is store and backing_store(store) is store

@@ -32,10 +32,10 @@ NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
 
 class Clock:
-    """One second per reading, from NOW: deterministic commit times."""
+    """One second per reading, from a day before NOW: deterministic commit times."""
 
     def __init__(self) -> None:
-        self.now = NOW
+        self.now = NOW - timedelta(days=1)  # so commits at an explicit NOW never go back
 
     def __call__(self) -> datetime:
         self.now += timedelta(seconds=1)

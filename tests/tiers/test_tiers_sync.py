@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from memcommit.errors import InvalidInput
 from memcommit.tiers import LRU
 from memcommit.tiers.memory import TieredMemory
-from memcommit.tiers.stats import KEY, NAMESPACE
+from memcommit.tiers.stats import TierStats
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -30,7 +30,7 @@ def pair(make_store):
 
 
 def add(store, n, *, tier="short", scope="shared", tenant="default", **kw):
-    with store.commit(message=f"add {n}", now=NOW) as tx:
+    with store.commit(message=f"add {n}") as tx:
         return [
             tx.add(f"memory {i}", tier=tier, scope=scope, tenant=tenant, **kw).id for i in range(n)
         ]
@@ -101,10 +101,10 @@ def test_a_resident_archived_by_another_writer_is_a_miss(pair):
     ours, theirs = pair
     resident, other = add(ours, 2)
     tm = TieredMemory(ours, capacity=2)
-    assert tm.touch([resident], now=NOW).hits == [resident]  # cached as short-term
+    assert tm.touch([resident]).hits == [resident]  # cached as short-term
     with theirs.commit(message="archive it") as tx:
         tx.archive(resident)
-    result = tm.touch([resident, other], now=NOW)
+    result = tm.touch([resident, other])
     assert result.paged_in == [resident] and result.hits == [other]
     assert ours.get(resident).tier == "short"
 
@@ -114,9 +114,9 @@ def test_a_page_in_evicts_what_another_writer_added(pair):
     add(ours, 2)
     first, second = add(ours, 2, tier="archive")
     tm = TieredMemory(ours, capacity=2, eviction=LRU())
-    assert len(tm.touch([first], now=NOW).evicted) == 1  # the partition's residents are read
+    assert len(tm.touch([first]).evicted) == 1  # the partition's residents are read
     add(theirs, 3)  # ours is never told: its partition now holds 5
-    result = tm.touch([second], now=NOW)
+    result = tm.touch([second])
     assert len(result.evicted) == 4
     assert len(tm.working()) == 2
 
@@ -125,9 +125,9 @@ def test_maintain_sees_another_writers_additions(pair):
     ours, theirs = pair
     tm = TieredMemory(ours, capacity=3, eviction=LRU())
     add(ours, 2)
-    assert tm.maintain(now=NOW).evicted == []
+    assert tm.maintain().evicted == []
     add(theirs, 4)
-    assert len(tm.maintain(now=NOW).evicted) == 3
+    assert len(tm.maintain().evicted) == 3
     assert len(tm.working()) == 3
     assert cached(tm) == counted(ours)
 
@@ -136,11 +136,11 @@ def test_a_long_gap_starts_over_from_the_store(pair):
     ours, theirs = pair
     tm = TieredMemory(ours, capacity=2, auto=False)
     add(ours, 1)
-    tm.maintain(now=NOW)
+    tm.maintain()
     for _ in range(300):  # more commits than are worth replaying
         add(theirs, 1, tier="long")
     add(theirs, 2)
-    assert len(tm.maintain(now=NOW).evicted) == 1
+    assert len(tm.maintain().evicted) == 1
     assert cached(tm) == counted(ours)
 
 
@@ -167,7 +167,7 @@ def test_counts_and_residents_stay_equal_to_the_store(make_store, ops):
     stores = {"ours": make_store(name), "theirs": make_store(name)}
     ours = stores["ours"]
     tm = TieredMemory(ours, capacity=3, mid_capacity=None, auto=True)
-    tm.maintain(now=NOW)
+    tm.maintain()
     for who, op, scope, pick in ops:
         store = stores[who]
         ids = [m.id for m in ours.find(live=False)]
@@ -177,7 +177,7 @@ def test_counts_and_residents_stay_equal_to_the_store(make_store, ops):
         elif op == "add_pinned":
             add(store, 1, scope=scope, kind="correction", always=True)
         elif op == "touch" and target:
-            tm.touch([target], now=NOW)
+            tm.touch([target])
         elif target:
             with store.commit(message=op) as tx:
                 if op == "archive":
@@ -186,7 +186,7 @@ def test_counts_and_residents_stay_equal_to_the_store(make_store, ops):
                     tx.page_in(target)
                 else:
                     tx.move(target, "long")
-    tm.maintain(now=NOW)
+    tm.maintain()
     assert cached(tm) == counted(ours)
     for (tenant, scope), residents in tm._cache.short.items():
         found = ours.find(tenant=tenant, scopes=[scope], tiers=["short"], live=False)
@@ -203,10 +203,10 @@ def test_a_touch_of_hits_lands_uses_and_counters_without_a_commit(pair):
     a, b = add(ours, 2)
     tm = TieredMemory(ours, capacity=2)
     head = ours.head_seq
-    tm.touch([a, b, a], now=NOW)
+    tm.touch([a, b, a])
     assert theirs.head_seq == head
     assert theirs.usage([a])[a].count == 2
-    assert theirs.state_get(NAMESPACE, KEY)["total"]["hits"] == 3
+    assert TierStats.read(theirs).total.hits == 3
 
 
 def test_a_touch_that_pages_in_lands_as_one_commit_with_its_uses_and_counters(pair):
@@ -215,12 +215,12 @@ def test_a_touch_that_pages_in_lands_as_one_commit_with_its_uses_and_counters(pa
     (archived,) = add(ours, 1, tier="archive")
     tm = TieredMemory(ours, capacity=2, eviction=LRU())
     head = ours.head_seq
-    result = tm.touch([resident[1], archived], now=NOW)
+    result = tm.touch([resident[1], archived])
     assert theirs.head_seq == head + 1 == result.commit.seq
     commit = theirs.head
     assert commit.author == "tiers" and archived in commit.message and resident[0] in commit.message
     assert sorted(c.op for c in commit.changes) == ["archive", "page_in"]
     assert theirs.usage([archived])[archived].count == 1
-    stats = theirs.state_get(NAMESPACE, KEY)["total"]
-    assert (stats["hits"], stats["page_ins"], stats["evictions"]) == (1, 1, 1)
+    stats = TierStats.read(theirs).total
+    assert (stats.hits, stats.page_ins, stats.evictions) == (1, 1, 1)
     assert cached(tm) == counted(theirs)

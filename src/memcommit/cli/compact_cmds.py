@@ -13,9 +13,9 @@ from rich.table import Table
 import memcommit
 from memcommit.cli.app import console, handle_errors, json_option, main, print_json, store_option
 from memcommit.compaction import (
-    AllOf,
     CompactionResult,
     Compactor,
+    Every,
     FinishedTraces,
     KeepFailed,
     MergeResult,
@@ -56,13 +56,13 @@ def parse_now(text: str | None) -> datetime | None:
 def build_policy(
     older_than: str | None, keep_failed: int | None, pressure: int | None, per: str
 ) -> Policy:
-    """The policy the options describe: filters combined with AllOf, pressure around them."""
+    """The policy the options describe: filters combined with Every, pressure around them."""
     filters: list[Policy] = []
     if older_than is not None:
         filters.append(OlderThan(parse_age(older_than)))
     if keep_failed is not None:
         filters.append(KeepFailed(records=keep_failed))
-    policy: Policy = AllOf(*filters) if len(filters) > 1 else (filters or [FinishedTraces()])[0]
+    policy: Policy = Every(*filters) if len(filters) > 1 else (filters or [FinishedTraces()])[0]
     return UnderPressure(pressure, per=per, among=policy) if pressure is not None else policy
 
 
@@ -112,7 +112,9 @@ def _open(store_target: str, tenant: str | None):
 @store_option
 @json_option
 @click.option("--older-than", help="Only traces that ended more than this ago: 90s, 30m, 12h, 7d.")
-@click.option("--keep-failed", type=int, help="Keep the newest failed traces raw, up to N steps.")
+@click.option(
+    "--keep-failed", type=int, help="Keep each tenant's newest failed traces raw, up to N steps."
+)
 @click.option("--pressure", type=int, help="Only while more than N records are held.")
 @click.option(
     "--per",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import webbrowser
 
 import click
@@ -10,18 +9,22 @@ import click
 import memcommit
 from memcommit.cli.app import handle_errors, main
 from memcommit.errors import InvalidInput
+from memcommit.workbench.readonly import open_read_only
 from memcommit.workbench.server import LOCAL_HOSTS, make_server
 from memcommit.workbench.source import BankSource, Source, StoreSource
 
 
 def open_source(target: str | None) -> Source:
-    """The teaching bank without a target; otherwise the store, which must already exist."""
+    """The teaching bank without a target; otherwise the store, which must already exist.
+
+    A SQLite store is opened read-only, and refused when reading it would need a
+    write first (a missing file, pending migrations, not a memcommit store).
+    """
     if target is None:
         return BankSource()
-    if "://" not in target and target != ":memory:" and not os.path.exists(target):
-        # Opening a missing SQLite path would create it: the workbench never writes.
-        raise InvalidInput("store", target, "no such store file")
-    return StoreSource(memcommit.open(target))
+    if target == ":memory:" or ("://" in target and not target.startswith("sqlite://")):
+        return StoreSource(memcommit.open(target))
+    return StoreSource(open_read_only(target))
 
 
 @main.command("workbench")
@@ -29,7 +32,10 @@ def open_source(target: str | None) -> Source:
     "--store",
     "store_target",
     default=None,
-    help="SQLite file or postgresql:// URL to inspect (read-only). Default: the teaching bank.",
+    help=(
+        "SQLite file (opened read-only; refused if it needs a migration) or postgresql://"
+        " URL to inspect. Default: the teaching bank."
+    ),
 )
 @click.option(
     "--host",

@@ -17,7 +17,7 @@ from memcommit.compaction.compactor import (
 from memcommit.compaction.fold import fold
 from memcommit.compaction.outline import outline
 from memcommit.compaction.policies import (
-    AllOf,
+    Every,
     FinishedTraces,
     KeepFailed,
     OlderThan,
@@ -28,9 +28,9 @@ from memcommit.compaction.summary import render
 
 __all__ = [
     "COMPACTED_INTO",
-    "AllOf",
     "CompactionResult",
     "Compactor",
+    "Every",
     "FinishedTraces",
     "KeepFailed",
     "MergeResult",

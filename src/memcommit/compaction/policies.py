@@ -6,9 +6,9 @@ are pure: same traces, same time, same counts, same choice.
 
     FinishedTraces()                  every finished or failed trace
     OlderThan(age)                    ... that ended strictly more than ``age`` ago
-    KeepFailed(records=N)             ... but the newest failed ones stay raw, up to N steps
+    KeepFailed(records=N)             ... but each tenant's newest failures stay raw, up to N steps
     UnderPressure(threshold, per=...) ... only while a partition (or the store) is over threshold
-    AllOf(a, b, ...)                  the traces every one of them selects
+    Every(a, b, ...)                  the traces every one of them selects
 """
 
 from __future__ import annotations
@@ -94,9 +94,11 @@ class OlderThan:
 class KeepFailed:
     """Like FinishedTraces, but failed traces stay raw while there is room for them.
 
-    Failures are what people debug, so the newest failed traces are kept as they
-    are while their steps add up to at most ``records``; the first failed trace
-    that would go over, and every older one, is compacted.
+    Failures are what people debug, so each tenant's newest failed traces are
+    kept as they are while their steps add up to at most ``records``; that
+    tenant's first failed trace that would go over, and every older one, is
+    compacted. The budget is per tenant: one tenant's failures never cost
+    another's.
     """
 
     def __init__(self, records: int) -> None:
@@ -105,15 +107,19 @@ class KeepFailed:
         self.records = records
 
     def kept(self, traces: Sequence[Trace]) -> set[str]:
-        """Ids of the failed traces kept raw: newest first while steps total <= records."""
-        failed = [t for t in _oldest_first(traces) if t.status == "failed"]
+        """Ids of the failed traces kept raw: per tenant, newest first while steps <= records."""
+        by_tenant: dict[str, list[Trace]] = {}
+        for trace in _oldest_first(traces):
+            if trace.status == "failed":
+                by_tenant.setdefault(trace.tenant, []).append(trace)
         kept: set[str] = set()
-        total = 0
-        for trace in reversed(failed):
-            total += len(trace.steps)
-            if total > self.records:
-                break
-            kept.add(trace.id)
+        for failed in by_tenant.values():
+            total = 0
+            for trace in reversed(failed):
+                total += len(trace.steps)
+                if total > self.records:
+                    break
+                kept.add(trace.id)
         return kept
 
     def select(
@@ -177,17 +183,17 @@ class UnderPressure:
         return f"UnderPressure({self.threshold}, per={self.per!r}, among={self.among!r})"
 
 
-class AllOf:
+class Every:
     """The traces every given policy selects, in the first policy's order.
 
-    Each policy sees all the traces, so ``AllOf(OlderThan(age), KeepFailed(n))``
+    Each policy sees all the traces, so ``Every(OlderThan(age), KeepFailed(n))``
     keeps the newest failures raw even when they are younger than ``age``. To
     relieve pressure among some traces only, use ``UnderPressure(among=...)``.
     """
 
     def __init__(self, *policies: Policy) -> None:
         if not policies:
-            raise InvalidInput("policies", policies, "AllOf needs at least one policy")
+            raise InvalidInput("policies", policies, "Every needs at least one policy")
         for policy in policies:
             if not isinstance(policy, Policy):
                 raise InvalidInput("policies", policy, "must have select(traces, now, held)")
@@ -202,4 +208,4 @@ class AllOf:
         return [t for t in first if t.id in common]
 
     def __repr__(self) -> str:
-        return f"AllOf({', '.join(map(repr, self.policies))})"
+        return f"Every({', '.join(map(repr, self.policies))})"

@@ -27,8 +27,6 @@ Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0 (trivia) to 1
 Tags = Annotated[list[str], Field(description="Free-form labels.")]
 Metadata = Annotated[dict[str, Any] | None, Field(description="Any JSON object to keep alongside.")]
 
-#: The pool recall adds for corrections when the agent's pools leave them out.
-
 #: How many excluded memories a recall shows by name; the rest are only counted.
 NEAR_MISSES = 5
 

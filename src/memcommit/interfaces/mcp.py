@@ -1,9 +1,10 @@
 """The MCP server: one tenant's memory offered to agents as tools and resources.
 
 Built on the official MCP Python SDK (``MCPServer``). Tools are the methods of
-``AgentMemory``; library errors become MCP tool errors whose message names the
-field, so a bad call never brings the server down. Tools are async on purpose:
-they then run on the event loop's thread, the thread that opened the store.
+``AgentMemory``; library errors, and arguments a tool does not take, become MCP
+tool errors whose message names the field, so a bad call never brings the
+server down. Tools are async on purpose: they then run on the event loop's
+thread, the thread that opened the store.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import inspect
 import json
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import anyio
@@ -58,20 +59,60 @@ def _read(produce: Callable[[], Any]) -> str:
         raise ResourceError(str(exc)) from exc
 
 
-def create_server(store: Any, tenant: str, *, author: str = "mcp") -> MCPServer:
+def unknown_arguments(
+    tool: str, given: Mapping[str, Any], known: Collection[str]
+) -> InvalidInput | None:
+    """The error for arguments ``tool`` does not take, or None when all are known.
+
+    The SDK would drop them silently; an agent that passed ``tenant`` must learn
+    that it was not obeyed, not find its memory stored under the server's tenant.
+    """
+    unknown = sorted(name for name in given or {} if name not in known)
+    if not unknown:
+        return None
+    value = given[unknown[0]] if len(unknown) == 1 else {name: given[name] for name in unknown}
+    reason = f"unknown argument of {tool}; it takes {', '.join(sorted(known))}"
+    if "tenant" in unknown:
+        reason += "; the tenant is set by the server's configuration, never by a tool call"
+    return InvalidInput(", ".join(unknown), value, reason)
+
+
+class MemoryServer(MCPServer):
+    """An MCP server whose tools refuse arguments they do not declare, naming them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.parameters: dict[str, frozenset[str]] = {}
+
+    def add_memory_tool(self, name: str, method: Callable[..., dict[str, Any]]) -> None:
+        """Offer ``method`` as tool ``name``, remembering which arguments it takes."""
+        self.parameters[name] = frozenset(inspect.signature(method).parameters)
+        self.add_tool(
+            _as_tool(method), name=name, description=inspect.cleandoc(method.__doc__ or "")
+        )
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Refuse unknown arguments with a tool error naming them; else call the tool."""
+        known = self.parameters.get(name)
+        if known is not None:
+            error = unknown_arguments(name, arguments, known)
+            if error is not None:
+                # worded as the SDK words the errors of the arguments it validates
+                raise ToolError(f"Error executing tool {name}: {error}") from error
+        return await super().call_tool(name, arguments, context)
+
+
+def create_server(store: Any, tenant: str, *, author: str = "mcp") -> MemoryServer:
     """An MCP server over ``store`` that only ever sees ``tenant``."""
     memory = AgentMemory(store, tenant, author=author)
-    server = MCPServer(
+    server = MemoryServer(
         "memcommit",
         instructions=INSTRUCTIONS,
         version=memcommit.__version__,
         log_level="WARNING",
     )
     for name in TOOLS:
-        method = getattr(memory, name)
-        server.add_tool(
-            _as_tool(method), name=name, description=inspect.cleandoc(method.__doc__ or "")
-        )
+        server.add_memory_tool(name, getattr(memory, name))
 
     @server.resource(
         "memcommit://working",

@@ -9,6 +9,7 @@ long to build whole.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -80,7 +81,11 @@ class Row:
 
 @dataclass
 class Context:
-    """Selected memories (render order), per-pool totals, and a row per visible memory."""
+    """Selected memories (render order), per-pool totals, and a row per visible memory.
+
+    Iterating a context, and ``len(context)``, go over ``selected`` only, so
+    ``tiers.touch([m.id for m in context])`` counts a use of what was selected.
+    """
 
     query: str
     tenant: str
@@ -106,6 +111,14 @@ class Context:
         if self._rows is None:
             self._rows = self.explanation.rows()
         return self._rows
+
+    def __iter__(self) -> Iterator[Memory]:
+        """The selected memories, in render order (not the rows)."""
+        return iter(self.selected)
+
+    def __len__(self) -> int:
+        """How many memories were selected."""
+        return len(self.selected)
 
     @property
     def total_used(self) -> int:

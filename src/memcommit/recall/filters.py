@@ -56,7 +56,7 @@ def parse_kinds(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
         elif item in KINDS:
             out.append(item)
         else:
-            allowed = ", ".join((*STORES, *KINDS, _ALL))
+            allowed = ", ".join(dict.fromkeys((*STORES, *KINDS, _ALL)))
             raise InvalidInput("kinds", kinds, f"unknown kind {item!r}; allowed: {allowed}")
     return tuple(dict.fromkeys(out))
 

@@ -7,6 +7,7 @@ retrieval history.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -30,7 +31,8 @@ from memcommit.recall.text import term_counts
 DEFAULT_POOL = "context"
 #: The pool that loads always-scope memories of kinds none of the caller's pools draws from.
 ALWAYS_POOL = "always"
-_INF = float("inf")
+#: The cap of a pool without one: poolsplit caps are ints, and no sum of real caps reaches it.
+_NO_CAP = sys.maxsize
 
 
 def _scorers() -> dict[str, Callable[[], Any]]:
@@ -232,8 +234,8 @@ def _unit_interval(field: str, value: Any) -> float:
 def _pools(
     pools: Sequence[poolsplit.Pool] | None, budget: Words | Tokens | None, max_records: int | None
 ) -> list[poolsplit.Pool]:
-    cap = budget.n if budget is not None else _INF
-    entries = max_records if max_records is not None else _INF
+    cap = budget.n if budget is not None else _NO_CAP
+    entries = max_records if max_records is not None else _NO_CAP
     if pools is None:
         return [poolsplit.Pool(DEFAULT_POOL, cap, entries)]
     if isinstance(pools, poolsplit.Pool):

@@ -17,6 +17,7 @@ from typing import Any
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import Commit, Memory
 from memcommit.recall.index import TenantIndex, Vocabulary
+from memcommit.store.tenant import backing_store
 
 Loader = Callable[[Sequence[str]], list[Memory]]  # memories by id, in the order asked
 
@@ -120,10 +121,10 @@ _live_lock = threading.Lock()
 def store_index(store: Any) -> StoreIndex:
     """The live index of ``store``, created (and subscribed to its commits) on first use.
 
-    A tenant view reaches its store (``view.store``), so every view of one store,
+    A tenant view leads to its store (``backing_store``), so every view of one store,
     and the store itself, share one index: each tenant is indexed once.
     """
-    store = getattr(store, "store", None) or store
+    store = backing_store(store)
     with _live_lock:
         found = _live.get(store)
         if found is None:

@@ -67,18 +67,29 @@ class StoreApi:
         """Open an atomic commit: ``with store.commit(message=...) as tx: tx.add(...)``.
 
         Leaving the block lands every change at once and sets ``tx.result``; an
-        exception inside rolls all of them back and propagates.
+        exception inside rolls all of them back and propagates. Commit times
+        never go backwards: a ``now`` earlier than the newest commit's time is
+        refused (InvalidInput "now"), and the store's clock reading is raised to
+        that time if the clock stepped back. If a hook (`on_commit`, `defer`)
+        raises afterwards, the block raises `memcommit.errors.HookError`: the
+        commit landed (``err.commit``, ``tx.result``), so do not retry it.
         """
         return self._store._transaction(message, author, now, self._only)
 
     def defer(self, fn: Callable[[], Any]) -> None:
-        """Run ``fn()`` after the open commit lands (never if it rolls back); at once if none."""
+        """Run ``fn()`` after the open commit lands (never if it rolls back); at once if none.
+
+        If it raises, the commit has landed all the same: the block raises
+        `memcommit.errors.HookError` once every hook ran.
+        """
         self._store._defer(fn)
 
     def on_commit(self, fn: Callable[[Commit], Any]) -> Callable[[], None]:
         """Call ``fn(commit)`` after every commit this store lands; returns an unsubscriber.
 
         Commits landed by other processes on the same database are not announced.
+        If ``fn`` raises, the commit has landed all the same: the block raises
+        `memcommit.errors.HookError` once every hook ran.
         """
         return self._store._subscribe(fn, self._only)
 
@@ -89,7 +100,9 @@ class StoreApi:
 
         No new memory version is written: uses are bookkeeping for the tiers.
         ``state`` ({(namespace, key): JSON value}) is stored as `state_set` would,
-        in the same transaction: counters kept beside the uses land with them.
+        in the same transaction: counters kept beside the uses land with them. A
+        value may be a callable instead, from the stored value (None if none) to
+        the new one, called inside the write: concurrent increments are never lost.
         """
         ids = v.names("ids", ids)
         if ids is None:
@@ -99,12 +112,19 @@ class StoreApi:
         ):
             raise InvalidInput("state", state, "must map (namespace, key) pairs to JSON values")
         writes = [
-            (self._namespace(namespace), v.text("key", key), v.json_value("value", value))
+            (
+                self._namespace(namespace),
+                v.text("key", key),
+                value if callable(value) else v.json_value("value", value),
+            )
             for (namespace, key), value in (state or {}).items()
         ]
         self._require(set(ids))
         with self._store._writing() as backend:
             for namespace, key, text in writes:
+                if callable(text):  # an update of the stored value, under the write lock
+                    old = backend.state_get(namespace, key)
+                    text = v.json_value("value", text(None if old is None else json.loads(old)))
                 backend.state_set(namespace, key, text)
             return backend.record_uses(ids)
 
@@ -126,7 +146,11 @@ class StoreApi:
         return default if text is None else json.loads(text)
 
     def state_set(self, namespace: str, key: str, value: Any) -> None:
-        """Store a JSON value under (namespace, key); it survives reopening."""
+        """Store a JSON value under (namespace, key); it survives reopening.
+
+        A namespace is text without "/". A tenant view's state is its own: no
+        other view reads or writes it, whatever the names.
+        """
         ns = self._namespace(namespace)
         v.text("key", key)
         text = v.json_value("value", value)
@@ -134,7 +158,12 @@ class StoreApi:
             backend.state_set(ns, key, text)
 
     def _namespace(self, namespace: str) -> str:
-        v.text("namespace", namespace)
+        """The stored namespace: a view's is ``tenant:<name>/<namespace>``, one per pair.
+
+        Namespaces hold no "/" (`validate.namespace`), so the last "/" splits the
+        stored name back into its tenant and namespace: no view reaches another's.
+        """
+        v.namespace(namespace)
         return namespace if self._only is None else f"tenant:{self._only}/{namespace}"
 
     # -- reading memories ----------------------------------------------------------

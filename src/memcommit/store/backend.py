@@ -8,6 +8,7 @@ it by the target's URL scheme, so nothing else changes.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -204,7 +205,25 @@ def open_backend(target: Any, **options: Any) -> Backend:
     if scheme not in _registry:
         known = ", ".join(sorted({*_registry, *_BUILTIN}))
         raise InvalidInput("target", target, f"unknown scheme {scheme!r}; known: {known}")
-    return _registry[scheme](target, **options)
+    factory = _registry[scheme]
+    _check_options(scheme, factory, options)
+    return factory(target, **options)
+
+
+def _check_options(scheme: str, factory: BackendFactory, options: dict[str, Any]) -> None:
+    """InvalidInput naming the first option ``factory`` does not take (after the target)."""
+    try:
+        params = list(inspect.signature(factory).parameters.values())[1:]
+    except (TypeError, ValueError):  # a factory that cannot be inspected checks for itself
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    known = [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for name, value in options.items():
+        if name not in known:
+            raise InvalidInput(
+                name, value, f"is not an option of the {scheme} backend; known: {', '.join(known)}"
+            )
 
 
 #: Built-in backend modules, imported the first time their scheme is asked for.

@@ -22,6 +22,7 @@ from memcommit.store.ids import seq_of
 from memcommit.store.records import change, from_text, memory, to_text
 from memcommit.store.records import commit as make_commit
 from memcommit.store.schema import migrations
+from memcommit.store.validate import seconds
 
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 #: Page cache per connection, in KiB (SQLite's default is 2 MiB). A commit that writes
@@ -176,6 +177,7 @@ class SQLiteBackend:
         path = target.removeprefix("sqlite://") or ":memory:"
         if synchronous not in SYNCHRONOUS:
             raise InvalidInput("synchronous", synchronous, f"must be one of {SYNCHRONOUS}")
+        busy_timeout = seconds("busy_timeout", busy_timeout)
         self.target = path
         try:
             conn = sqlite3.connect(
@@ -360,7 +362,8 @@ class SQLiteBackend:
         if query.ids is not None:
             where.append(_in("id", query.ids, params))
         if query.tenant is not None:
-            where.append("tenant = ?")
+            # with ids, look them up by id: "+" keeps SQLite off the tenant index (a scan)
+            where.append("tenant = ?" if query.ids is None else "+tenant = ?")
             params.append(query.tenant)
         for column, values in (
             ("scope", query.scopes),

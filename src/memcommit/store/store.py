@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
-from memcommit.errors import InvalidInput, NotFound, StoreClosed
+from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit
 from memcommit.store import validate as v
 from memcommit.store.api import StoreApi, visible_commit
@@ -33,8 +33,12 @@ def open(
     """Open (creating and migrating if needed) the store at ``target``.
 
     ``target`` is a SQLite path, ``":memory:"`` or a ``postgresql://`` URL;
-    ``clock`` returns the aware UTC "now" used for commit times; ``options``
-    go to the backend (SQLite: ``synchronous``, ``busy_timeout``).
+    ``clock`` returns the aware "now" used for commit times (a reading earlier
+    than the newest commit's time is raised to it: commit times never go
+    backwards); ``options`` go to the backend (SQLite: ``synchronous``,
+    ``busy_timeout`` in seconds; PostgreSQL: ``schema``, ``connect_timeout``,
+    ``lock_timeout``, ``pool_size``); an option the backend does not take is
+    an InvalidInput naming it.
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")
@@ -67,6 +71,7 @@ class Store(StoreApi):
         self._tx_thread: int | None = None
         self._subscribers: list[tuple[Callable[[Commit], Any], str | None]] = []
         self._closed = False
+        self._landed: tuple[tuple[int, str], datetime] | None = None  # (tip, time) we landed
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -145,7 +150,7 @@ class Store(StoreApi):
         if not isinstance(message, str):
             raise InvalidInput("message", message, "must be a string")
         v.text("author", author)
-        v.moment("now", now)
+        now = v.moment("now", now)
         if self._in_my_commit():
             raise InvalidInput("commit", message, "a commit is already open on this store")
         with self._lock:
@@ -159,7 +164,7 @@ class Store(StoreApi):
                     seq=seq,
                     id=commit_id(seq),
                     parent=tip[1] if tip else None,
-                    time=now or self._now(),
+                    time=self._commit_time(now, tip),
                     author=author,
                     message=message,
                 )
@@ -177,10 +182,35 @@ class Store(StoreApi):
                 if tx is not None:
                     tx.closed = True
         tx.result = batch.commit
+        self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
         self._after(batch.commit, batch.tenants, tx.deferred)
 
+    def _commit_time(self, now: datetime | None, tip: tuple[int, str] | None) -> datetime:
+        """The time of the next commit: never earlier than the newest one's.
+
+        An explicit ``now`` earlier than that is refused (as-of reads by time
+        need times in commit order); a clock reading earlier than that (the
+        clock stepped back) is raised to it.
+        """
+        if tip is None:
+            return now or self._now()
+        if self._landed is not None and self._landed[0] == tip:
+            newest = self._landed[1]
+        else:  # first commit of this Store, or another writer landed one since
+            newest = self._time_of(tip[0])
+        if now is None:
+            return max(self._now(), newest)
+        if now < newest:
+            raise InvalidInput(
+                "now", now, f"is earlier than the newest commit's time {newest.isoformat()}"
+            )
+        return now
+
     def _after(self, commit: Commit, tenants: list[str | None], deferred: list) -> None:
-        """Run subscribers, then deferred work; every hook runs even if an earlier one raised."""
+        """Run subscribers, then deferred work; every hook runs even if an earlier one raised.
+
+        Failures are raised together afterwards as a `HookError`: the commit landed.
+        """
         errors: list[BaseException] = []
         for fn, only in list(self._subscribers):
             seen = visible_commit(commit, tenants, only)
@@ -196,7 +226,7 @@ class Store(StoreApi):
             except Exception as exc:
                 errors.append(exc)
         if errors:
-            raise errors[0]
+            raise HookError(commit, errors) from errors[0]
 
     @contextmanager
     def _writing(self) -> Iterator[Backend]:

@@ -15,7 +15,11 @@ if TYPE_CHECKING:
 
 
 class TenantView(StoreApi):
-    """Reads see only ``name``'s memories; writes create and change only them."""
+    """Reads see only ``name``'s memories; writes create and change only them.
+
+    No public attribute leads out of the tenant: code handed a view (the MCP
+    server, the workbench) cannot reach the whole store through it.
+    """
 
     def __init__(self, store: Store, name: str) -> None:
         self._store = store
@@ -26,18 +30,19 @@ class TenantView(StoreApi):
         """The tenant this view is restricted to."""
         return self._only  # type: ignore[return-value]
 
-    @property
-    def store(self) -> Store:
-        """The whole store this view restricts (reads through it are not restricted).
-
-        For code that keeps state per store, such as recall's live index, which
-        every view of one store shares.
-        """
-        return self._store
-
     def __repr__(self) -> str:
         return f"<memcommit.TenantView {self._only!r} of {self._store!r}>"
 
     def tenants(self, *, as_of: Any = None) -> list[str]:
         """Just this view's tenant, if it has any memory (as of ``as_of``)."""
         return [t for t in self._store.tenants(as_of=as_of) if t == self._only]
+
+
+def backing_store(source: Any) -> Any:
+    """The whole store behind a tenant view; anything else is returned as it is.
+
+    For memcommit's own code that keeps state per store, such as recall's live
+    index, which every view of one store shares. Not for handing a view's
+    holder the store: reads through it are not restricted.
+    """
+    return source._store if isinstance(source, TenantView) else source

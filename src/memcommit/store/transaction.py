@@ -17,6 +17,7 @@ from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
 from memcommit.store.backend import Batch, Query, TraceRow
 from memcommit.store.ids import new_id
+from memcommit.store.provenance import derived
 from memcommit.store.records import change, fields_of, memory
 from memcommit.store.records import commit as make_commit
 
@@ -58,9 +59,22 @@ class Transaction:
         self._changes: list[tuple[str, str | None, int | None, dict]] = []
         self._tenants: list[str | None] = []
         self._purges: list[str] = []
+        self._stored_metadata: dict[str, dict[str, dict]] = {}  # tenant -> id -> metadata
         self._traces: dict[str, TraceRow] = {}
         self.deferred: list[Callable[[], Any]] = []
         self.closed = False  # set when the block ends: later calls would be lost
+
+    @property
+    def message(self) -> str:
+        """The commit's message; assign ``tx.message = ...`` inside the block to change it."""
+        return self.pending.message
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self._check_open()
+        if not isinstance(value, str):
+            raise InvalidInput("message", value, "must be a string")
+        self.pending = replace(self.pending, message=value)
 
     # -- adding ------------------------------------------------------------------
 
@@ -269,16 +283,36 @@ class Transaction:
         return self._next(cur, op, {"from": cur.tier, "to": tier}, {"tier": tier})
 
     def purge(self, id: str) -> Memory:
-        """Erase the content, tags and metadata from every version; a tombstone stays."""
+        """Erase the content, tags and metadata from every version; a tombstone stays.
+
+        Every memory of the tenant derived from it (a summary of its trace, and
+        summaries of that: see `memcommit.store.provenance`) is purged in the same
+        commit, its change's detail naming the id it was ``derived_from``.
+        """
         cur = self._current(id)
         if cur.status == "purged":
             return cur
+        purged = self._erase(cur, {})
+        for derived_id, source in derived([id], self._metadata_of(cur.tenant)):
+            self._erase(self._current(derived_id), {"derived_from": source})
+        return purged
+
+    def _erase(self, cur: Memory, detail: dict) -> Memory:
         self._check_open()
+        id = cur.id
         erased = {"content": "", "tags": (), "metadata": {}}
         erased_fields = {**erased, "metadata": None}
         self._versions = [{**f, **erased_fields} if f["id"] == id else f for f in self._versions]
         self._purges.append(id)
-        return self._next(cur, "purge", {}, {**erased, "status": "purged", "token_count": None})
+        return self._next(cur, "purge", detail, {**erased, "status": "purged", "token_count": None})
+
+    def _metadata_of(self, tenant: str) -> Iterator[tuple[str, dict | None]]:
+        """(id, metadata) of each of ``tenant``'s memories as this commit leaves them."""
+        if tenant not in self._stored_metadata:  # read once per commit: writers wait on us
+            found = self._backend.memories(Query(tenant=tenant))
+            self._stored_metadata[tenant] = {m.id: m.metadata for m in found if m.metadata}
+        pending = {i: f["metadata"] for i, f in self._latest.items() if f["tenant"] == tenant}
+        yield from {**self._stored_metadata[tenant], **pending}.items()
 
     # -- traces ------------------------------------------------------------------
 

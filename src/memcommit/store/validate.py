@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from numbers import Real
 from typing import Any
 
@@ -18,6 +18,9 @@ from memcommit.model import KINDS, TIERS
 
 #: Largest content accepted by default, in UTF-8 bytes.
 DEFAULT_MAX_CONTENT_BYTES = 1024 * 1024
+
+#: Largest integer accepted anywhere (counts, limits): what a signed 64-bit column holds.
+MAX_INT = 2**63 - 1
 
 #: Fields `Transaction.update` may change.
 UPDATABLE = (
@@ -93,10 +96,13 @@ def importance(value: Any) -> float:
         return value
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidInput("importance", value, "must be a number from 0 to 1")
-    value = float(value)
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # 10**400, or a Real that refuses to be a float
+        number = math.nan
+    if not 0.0 <= number <= 1.0:  # NaN fails too
         raise InvalidInput("importance", value, "must be a number from 0 to 1")
-    return value
+    return number
 
 
 def tags(value: Any) -> tuple[str, ...]:
@@ -121,11 +127,37 @@ def flag(name: str, value: Any) -> bool:
 
 
 def count(name: str, value: Any, *, optional: bool = True) -> int | None:
-    """None (when optional) or a non-negative int."""
+    """None (when optional) or an int from 0 to `MAX_INT`."""
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(name, value, "must be a non-negative integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT:
+        raise InvalidInput(name, value, f"must be an integer from 0 to {MAX_INT}")
+    return value
+
+
+def seconds(name: str, value: Any, *, most: float = 86400.0) -> float:
+    """A finite number of seconds from 0 to ``most`` (a timeout)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InvalidInput(name, value, "must be a number of seconds")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):
+        number = math.nan
+    if not 0.0 <= number <= most:  # NaN fails too
+        raise InvalidInput(name, value, f"must be from 0 to {most:g} seconds")
+    return number
+
+
+def namespace(value: Any) -> str:
+    """A state namespace: non-empty text without "/".
+
+    A tenant view stores its state under ``tenant:<tenant>/<namespace>``; with
+    no "/" in a namespace that name splits one way only, so no tenant can name
+    another's state (tenant names may hold "/").
+    """
+    text("namespace", value)
+    if "/" in value:
+        raise InvalidInput("namespace", value, 'must not contain "/"')
     return value
 
 
@@ -154,14 +186,24 @@ def json_value(name: str, value: Any) -> str:
 
 
 def moment(name: str, value: Any, *, optional: bool = True) -> datetime | None:
-    """None (when optional) or a timezone-aware datetime."""
+    """None (when optional) or a timezone-aware datetime, returned in UTC.
+
+    The one check of every time the store is handed: commit ``now``, the clock's
+    readings, ``as_of`` times, ``invalidate(at=)``, validity and ``since``/``until``.
+    """
     if value is None and optional:
         return None
     if not isinstance(value, datetime):
         raise InvalidInput(name, value, "must be a timezone-aware datetime")
-    if value.tzinfo is None or value.utcoffset() is None:
+    if value.tzinfo is timezone.utc:
+        return value
+    try:
+        utc = None if value.utcoffset() is None else value.astimezone(timezone.utc)
+    except (ArithmeticError, ValueError, TypeError) as exc:  # an odd tzinfo, or out of range
+        raise InvalidInput(name, value, f"must be a representable aware datetime: {exc}") from None
+    if utc is None:
         raise InvalidInput(name, value, "must be timezone-aware (naive datetimes are ambiguous)")
-    return value
+    return utc
 
 
 def window(valid_from: datetime | None, valid_to: datetime | None) -> None:
@@ -171,11 +213,11 @@ def window(valid_from: datetime | None, valid_to: datetime | None) -> None:
 
 
 def limit(value: Any) -> int | None:
-    """None or a positive int."""
+    """None or an int from 1 to `MAX_INT`."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput("limit", value, "must be a positive integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INT:
+        raise InvalidInput("limit", value, f"must be an integer from 1 to {MAX_INT}")
     return value
 
 

@@ -2,35 +2,52 @@
 
 A partition is ``(tenant, scope)``: short-term capacity, the eviction policy's
 state and the stats are per partition, so one tenant never evicts another's
-memories. Every tier move is a commit by author "tiers" whose message says what
-moved and by which policy; use counts live in the store on its logical clock.
+memories. Every tier move is a commit by author "tiers", one per tenant, whose
+message says what moved and by which policy and names only that tenant's
+memories. Use counts live in the store on its logical clock; the counters and
+segment visits in each tenant's own state, added to inside the same writes.
+The ``now`` of a call decides what still holds and how hot a segment is, and
+stamps its commits (the store's clock does when it is not given); maintenance
+run after a commit runs at that commit's time.
 """
 
 from __future__ import annotations
 
 import copy
-import json
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from memcommit.compaction import outline
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import Commit, Memory, Usage
+from memcommit.tiers import inputs
 from memcommit.tiers.cache import Partition, TierCache, evictable
 from memcommit.tiers.candidate import Candidate
+from memcommit.tiers.consolidate import ConsolidationError, Unusable, summary_text
 from memcommit.tiers.policies.base import check_capacity, check_eviction, check_promotion, notify
 from memcommit.tiers.policies.classic import LRU
 from memcommit.tiers.promotion import Never
 from memcommit.tiers.segments import Segment, segment_id, segments
-from memcommit.tiers.stats import KEY, NAMESPACE, TierStats
+from memcommit.tiers.stats import (
+    KEY,
+    NAMESPACE,
+    TierStats,
+    add_stored,
+    increment,
+    tenant_of,
+    tenant_store,
+)
 
 AUTHOR = "tiers"
 #: Operations after which a tier may be over capacity.
 _GROWS = frozenset({"add", "update", "move", "restore", "page_in", "begin_trace", "step"})
 _WORKING = ("short", "mid", "long")
+#: Key of a tenant's mid-term segment visits, beside its counters (namespace ``tiers``).
+SEGMENTS = "segments"
 
 
 @dataclass
@@ -43,7 +60,9 @@ class TouchResult:
     paged_in: list[str] = field(default_factory=list)
     evicted: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    #: The last commit made; a touch paging in for several tenants makes one per tenant.
     commit: Commit | None = None
+    commits: list[Commit] = field(default_factory=list)
 
 
 @dataclass
@@ -58,6 +77,8 @@ class MaintenanceResult:
     consolidated: list[str] = field(default_factory=list)
     trimmed: list[str] = field(default_factory=list)
     commits: list[Commit] = field(default_factory=list)
+    #: Segments left in mid-term because their summary failed (counted in stats too).
+    errors: list[ConsolidationError] = field(default_factory=list)
 
 
 def _pages_in(m: Memory, now: datetime) -> bool:
@@ -74,6 +95,26 @@ def _policy_name(policy: Any) -> str:
     return type(policy).__name__
 
 
+def _by_tenant(items: Iterable[Any], tenant: Callable[[Any], str]) -> dict[str, list[Any]]:
+    """Items grouped by tenant: tenants in order of first appearance, items in order."""
+    out: dict[str, list[Any]] = {}
+    for item in items:
+        out.setdefault(tenant(item), []).append(item)
+    return out
+
+
+def _visit(visits: Counter[str], now: datetime) -> Callable[[Any], Any]:
+    """An update adding warm-hit ``visits`` to a tenant's stored segment visits."""
+
+    def update(stored: Any) -> dict[str, Any]:
+        raw = dict(stored or {})
+        for sid, n in visits.items():
+            raw[sid] = [int(raw.get(sid, [0])[0]) + n, now.isoformat()]
+        return raw
+
+    return update
+
+
 class TieredMemory:
     """A working memory over ``store``: touch what you use, read what is in short-term.
 
@@ -86,6 +127,8 @@ class TieredMemory:
     ``summarizer`` (default: the compactor's, else ``outline``) when mid-term is
     full; ``long_capacity`` trims long-term. With ``auto`` (the default), a
     commit that leaves a tier over capacity runs ``maintain`` right after it.
+    Opened on the whole store or on a tenant's view, it keeps the counters in
+    each tenant's own state, so every reader of ``stats`` sees the same ones.
     """
 
     def __init__(
@@ -105,9 +148,7 @@ class TieredMemory:
         self.capacity = check_capacity(capacity)
         self.mid_capacity = check_capacity(mid_capacity, "mid_capacity", optional=True)
         self.long_capacity = check_capacity(long_capacity, "long_capacity", optional=True)
-        if isinstance(heat_threshold, bool) or not isinstance(heat_threshold, (int, float)):
-            raise InvalidInput("heat_threshold", heat_threshold, "must be a number")
-        self.heat_threshold = float(heat_threshold)
+        self.heat_threshold = inputs.heat_threshold(heat_threshold)
         self.eviction = check_eviction(LRU() if eviction is None else eviction)
         self.promotion = check_promotion(Never() if promotion is None else promotion)
         if compactor is not None and not callable(getattr(compactor, "compact", None)):
@@ -119,8 +160,6 @@ class TieredMemory:
         own = getattr(compactor, "summarizer", None)
         self.summarizer = summarizer or (own if callable(own) else outline)
         self.store = store
-        self.stats = TierStats()
-        self.stats.load(store)
         self._policies: dict[Any, Any] = {}
         # Counts, memories and residents, kept in step with every commit: those of
         # ``store`` as they land (on_commit), any other writer's at the next touch()
@@ -129,6 +168,7 @@ class TieredMemory:
         self._entered: dict[str, int] = {}
         self._tick = 0
         self._busy = False
+        self._stamp: datetime | None = None  # the time of our commits: the caller's now, if given
         self.auto = auto
         self._unsubscribe = store.on_commit(self._after_commit)
 
@@ -140,13 +180,26 @@ class TieredMemory:
 
     # -- reading --------------------------------------------------------------------
 
-    def _tenant(self, tenant: str | None) -> str:
-        own = getattr(self.store, "name", None)
+    @property
+    def stats(self) -> TierStats:
+        """The counters persisted so far, read from the store: every writer's, not only ours.
+
+        Every tenant's on the whole store; on a tenant's view, that tenant's only.
+        """
+        return TierStats.read(self.store)
+
+    def _tenant(self, tenant: Any) -> str:
+        tenant = inputs.tenant(tenant)
+        own = tenant_of(self.store)
         if tenant is None:
-            return own if isinstance(own, str) else "default"
-        if isinstance(own, str) and tenant != own:
+            return own or "default"
+        if own is not None and tenant != own:
             raise InvalidInput("tenant", tenant, f"this store view holds only tenant {own!r}")
         return tenant
+
+    def _io(self, tenant: str) -> Any:
+        """The store restricted to ``tenant``: commits, uses and state through it stay in it."""
+        return tenant_store(self.store, tenant)
 
     def working(
         self,
@@ -156,12 +209,10 @@ class TieredMemory:
         now: datetime | None = None,
     ) -> list[Memory]:
         """Memories in short-term memory that hold, of one tenant (and the given scopes)."""
-        if isinstance(scopes, str):
-            raise InvalidInput("scopes", scopes, "must be a list of scopes, not one string")
-        now = now or datetime.now(timezone.utc)
-        found = self.store.find(
-            tenant=self._tenant(tenant), scopes=scopes, tiers=["short"], live=False
-        )
+        scopes = inputs.scopes(scopes)
+        tenant = self._tenant(tenant)
+        now = inputs.moment(now)
+        found = self.store.find(tenant=tenant, scopes=scopes, tiers=["short"], live=False)
         return [m for m in found if m.holds(now)]
 
     def _policy(self, key: Any) -> Any:
@@ -210,20 +261,19 @@ class TieredMemory:
         """Count one use of each id, as a cache access; page missed live memories back in.
 
         A hit is a memory in short-term; a warm hit one in mid- or long-term (a mid
-        segment heats up); a miss one archived or no longer holding. Unknown ids
-        (or ids of another tenant than ``tenant``) raise NotFound naming them,
-        after the known ones were counted; the result is on the error's ``result``.
-        The uses, the moves and the counters land in one transaction: a commit
-        when something is paged in, else the uses' own write.
+        segment heats up); a miss one archived or no longer holding. Every argument
+        is checked before anything is read or written. Unknown ids (or ids of
+        another tenant than ``tenant``) raise NotFound naming them, after the
+        known ones were counted; the result is on the error's ``result``. Each
+        tenant's uses, moves and counters land in one transaction: a commit when
+        something of it is paged in, else the uses' own write (ids of several
+        tenants, on the whole store, make one per tenant, in order of first use).
         """
-        if isinstance(ids, str) or not isinstance(ids, Iterable):
-            raise InvalidInput("ids", ids, "must be a list of memory ids")
-        ids = list(ids)
-        if not all(isinstance(i, str) and i for i in ids):
-            raise InvalidInput("ids", ids, "every id must be a non-empty string")
+        ids = inputs.ids(ids)
         if tenant is not None:
             tenant = self._tenant(tenant)
-        now = now or datetime.now(timezone.utc)
+        self._stamp = now = inputs.moment(now) if now is not None else None
+        now = now or inputs.moment(None)
         result = TouchResult()
         self._cache.sync()
         current = self._cache.load(dict.fromkeys(ids))
@@ -234,18 +284,18 @@ class TieredMemory:
                 current.pop(i, None)
         known = [i for i in ids if i in current]
         try:
-            if any(_pages_in(m, now) for m in current.values()):
-                self._touch_moving(known, current, now, result)
-            elif known:
-                self._touch_in_place(known, current, now, result)
+            for owner, group in _by_tenant(known, lambda i: current[i].tenant).items():
+                if any(_pages_in(current[i], now) for i in group):
+                    self._touch_moving(owner, group, current, now, result)
+                else:
+                    self._touch_in_place(owner, group, current, now, result)
         except BaseException:
-            # Nothing moved: drop what this touch told the policies and counted.
+            # What failed did not land: drop what this touch told the policies.
             self._policies.clear()
             self._cache.forget()
-            self.stats.load(self.store)
             raise
         if self.mid_capacity is not None and result.evicted:
-            self.maintain(now)  # the evictions went to mid-term, which may now be over capacity
+            self.maintain(self._stamp)  # the evictions went to mid-term, maybe over capacity now
         if result.unknown:
             error = NotFound("ids", result.unknown)
             error.result = result  # type: ignore[attr-defined]
@@ -264,10 +314,15 @@ class TieredMemory:
         return out
 
     def _count(
-        self, m: Memory, now: datetime, result: TouchResult, visits: Counter[tuple[str, str]]
+        self,
+        m: Memory,
+        now: datetime,
+        result: TouchResult,
+        visits: Counter[str],
+        delta: TierStats,
     ) -> str:
         """Count one use of ``m`` as a "hit", "warm" hit, "miss" or "page_in"."""
-        counts = self.stats.of((m.tenant, m.scope))
+        counts = delta.of((m.tenant, m.scope))
         if not m.holds(now):
             kind = "miss"
         elif m.tier == "short":
@@ -278,7 +333,7 @@ class TieredMemory:
             counts.warm_hits += 1
             result.warm_hits.append(m.id)
             if m.tier == "mid":
-                visits[(m.tenant, segment_id(m))] += 1
+                visits[segment_id(m)] += 1
             return "warm"
         else:
             kind = "page_in"
@@ -289,13 +344,21 @@ class TieredMemory:
         return kind
 
     def _touch_in_place(
-        self, known: list[str], current: dict[str, Memory], now: datetime, result: TouchResult
+        self,
+        tenant: str,
+        known: list[str],
+        current: dict[str, Memory],
+        now: datetime,
+        result: TouchResult,
     ) -> None:
-        """Nothing pages in: the uses, counters and segment visits in one write."""
-        visits: Counter[tuple[str, str]] = Counter()
-        kinds = [self._count(current[i], now, result, visits) for i in known]
-        state = {(NAMESPACE, KEY): self.stats.to_json(), **self._visited(visits, now)}
-        usage = self.store.record_uses(known, state=state)
+        """Nothing of ``tenant`` pages in: its uses, counters and segment visits in one write."""
+        visits: Counter[str] = Counter()
+        delta = TierStats()
+        kinds = [self._count(current[i], now, result, visits, delta) for i in known]
+        state: dict[tuple[str, str], Any] = {(NAMESPACE, KEY): increment(delta, tenant)}
+        if visits:
+            state[(NAMESPACE, SEGMENTS)] = _visit(visits, now)
+        usage = self._io(tenant).record_uses(known, state=state)
         for k, (i, use) in enumerate(zip(known, self._uses(known, usage), strict=True)):
             self._tick = use.last_tick
             if kinds[k] == "hit":
@@ -303,30 +366,39 @@ class TieredMemory:
                 notify(self._policy((m.tenant, m.scope)), "on_use", self._candidate(m, use), now)
 
     def _touch_moving(
-        self, known: list[str], current: dict[str, Memory], now: datetime, result: TouchResult
+        self,
+        tenant: str,
+        known: list[str],
+        current: dict[str, Memory],
+        now: datetime,
+        result: TouchResult,
     ) -> None:
-        """Something pages in: the uses, moves and counters in one commit by "tiers"."""
-        for m in current.values():
+        """Something of ``tenant`` pages in: its uses, moves and counters in one commit."""
+        for i in known:
+            m = current[i]
             if _pages_in(m, now):
                 self._cache.residents((m.tenant, m.scope))  # read before taking the lock
-        self._busy = True
+        io = self._io(tenant)
+        paged_before, evicted_before = len(result.paged_in), len(result.evicted)
+        busy, self._busy = self._busy, True  # our commits make room, never call for it
         try:
-            with self.store.commit(message="touch", author=AUTHOR, now=now) as tx:
-                usage = self.store.record_uses(known)
+            with io.commit(message="touch", author=AUTHOR, now=self._stamp) as tx:
+                usage = io.record_uses(known)
                 moves: list[tuple[Memory, str]] = []  # (memory before the move, tier), in order
                 evicted_by: dict[Partition, list[str]] = {}
-                visits: Counter[tuple[str, str]] = Counter()
+                visits: Counter[str] = Counter()
+                delta = TierStats()
                 for i, use in zip(known, self._uses(known, usage), strict=True):
                     self._tick = use.last_tick
                     m = current[i]
                     part = (m.tenant, m.scope)
-                    kind = self._count(m, now, result, visits)
+                    kind = self._count(m, now, result, visits, delta)
                     if kind == "hit":
                         notify(self._policy(part), "on_use", self._candidate(m, use), now)
                     elif kind == "page_in":
                         self._entered[i] = self._tick
                         gone = self._page_in(m, part, use, now, current, moves, usage)
-                        self.stats.of(part).evictions += len(gone)
+                        delta.of(part).evictions += len(gone)
                         result.evicted += gone
                         evicted_by.setdefault(part, []).extend(gone)
                 landed = self._apply(tx, [(m.id, tier) for m, tier in moves])
@@ -334,15 +406,22 @@ class TieredMemory:
                 for (m, _), new in zip(moves, landed, strict=True):
                     changed[m.id] = (changed[m.id][0] if m.id in changed else m, new)
                 self._cache.expect(tx.pending.seq, changed)
-                self.stats.save(self.store)
-                for (namespace, key), value in self._visited(visits, now).items():
-                    self.store.state_set(namespace, key, value)
+                add_stored(io, delta, tenant)
+                if visits:
+                    io.state_set(
+                        NAMESPACE, SEGMENTS, _visit(visits, now)(io.state_get(NAMESPACE, SEGMENTS))
+                    )
                 # the message names what moved, which is known only now
-                tx.pending = replace(tx.pending, message=self._touch_message(result, evicted_by))
+                tx.message = self._touch_message(result.paged_in[paged_before:], evicted_by)
+        except BaseException:
+            del result.paged_in[paged_before:]
+            del result.evicted[evicted_before:]
+            raise
         finally:
-            self._busy = False
+            self._busy = busy
             self._cache.expected = None
         result.commit = tx.result
+        result.commits.append(tx.result)
 
     def _page_in(
         self,
@@ -374,8 +453,8 @@ class TieredMemory:
         current[m.id] = residents[m.id] = replace(m, tier="short")
         return gone
 
-    def _touch_message(self, result: TouchResult, evicted_by: dict[Partition, list[str]]) -> str:
-        parts = [f"touch: paged in {_named(result.paged_in)}"]
+    def _touch_message(self, paged_in: list[str], evicted_by: dict[Partition, list[str]]) -> str:
+        parts = [f"touch: paged in {_named(paged_in)}"]
         dest = "mid-term" if self.mid_capacity else "the archive"
         for (tenant, scope), gone in evicted_by.items():
             if gone:
@@ -398,40 +477,35 @@ class TieredMemory:
                 out.append(tx.move(i, tier))
         return out
 
-    def _commit_moves(self, moves: list[tuple[str, str]], message: str, now: datetime) -> Commit:
-        """Land ``moves`` in one commit by "tiers", with the counters (the cache follows it)."""
-        self._busy = True
+    def _commit(
+        self,
+        tenant: str,
+        moves: list[tuple[str, str]],
+        message: str,
+        result: MaintenanceResult,
+        delta: TierStats | None = None,
+    ) -> None:
+        """Land ``tenant``'s ``moves`` in one commit by "tiers", adding ``delta`` to its stats."""
+        if not moves:
+            return
+        io = self._io(tenant)
+        busy, self._busy = self._busy, True  # our commits make room, never call for it
         try:
-            with self.store.commit(message=message, author=AUTHOR, now=now) as tx:
+            with io.commit(message=message, author=AUTHOR, now=self._stamp) as tx:
                 self._apply(tx, moves)
-                self.stats.save(self.store)
+                if delta is not None:
+                    add_stored(io, delta, tenant)
         finally:
-            self._busy = False
-        return tx.result
+            self._busy = busy
+        result.commits.append(tx.result)
 
     # -- mid-term segments ----------------------------------------------------------
 
-    def _visits_key(self, tenant: str) -> str:
-        return f"segments:{tenant}"
-
     def _visits(self, tenant: str) -> dict[str, tuple[int, datetime | None]]:
-        raw = self.store.state_get(NAMESPACE, self._visits_key(tenant), {}) or {}
+        raw = self._io(tenant).state_get(NAMESPACE, SEGMENTS, {}) or {}
         return {
             k: (int(v[0]), datetime.fromisoformat(v[1]) if v[1] else None) for k, v in raw.items()
         }
-
-    def _visited(
-        self, visits: Counter[tuple[str, str]], now: datetime
-    ) -> dict[tuple[str, str], Any]:
-        """The segment visits to persist after warm hits heated them, per tenant."""
-        out: dict[tuple[str, str], Any] = {}
-        for tenant in sorted({t for t, _ in visits}):
-            raw = self.store.state_get(NAMESPACE, self._visits_key(tenant), {}) or {}
-            for (t, sid), n in visits.items():
-                if t == tenant:
-                    raw[sid] = [int(raw.get(sid, [0])[0]) + n, now.isoformat()]
-            out[(NAMESPACE, self._visits_key(tenant))] = raw
-        return out
 
     # -- maintenance ----------------------------------------------------------------
 
@@ -441,7 +515,7 @@ class TieredMemory:
         if self._busy or not self.auto or not {c.op for c in commit.changes} & _GROWS:
             return  # our own moves make room, never take it
         if self._over_capacity():
-            self.store.defer(self.maintain)
+            self.store.defer(functools.partial(self.maintain, commit.time))  # at its time
 
     def _sizes(self, tier: str) -> Counter[Any]:
         """Evictable memories of ``tier`` per partition (short) or per tenant (mid, long)."""
@@ -460,10 +534,15 @@ class TieredMemory:
         )
 
     def maintain(self, now: datetime | None = None) -> MaintenanceResult:
-        """Compact, promote, evict over-capacity partitions, settle mid-term, trim long-term."""
-        now = now or datetime.now(timezone.utc)
+        """Compact, promote, evict over-capacity partitions, settle mid-term, trim long-term.
+
+        Each step lands one commit per tenant it moves memories of. A summarizer
+        that fails leaves its segment in mid-term, reported in ``errors``.
+        """
+        self._stamp = now = inputs.moment(now) if now is not None else None
+        now = now or inputs.moment(None)
         result = MaintenanceResult()
-        self._busy = True
+        busy, self._busy = self._busy, True  # our commits make room, never call for it
         try:
             self._cache.sync()
             if self.compactor is not None:
@@ -476,17 +555,10 @@ class TieredMemory:
                 self._trim_long(now, result)
         except BaseException:
             self._cache.forget()
-            self.stats.load(self.store)  # the counters of what landed were saved with it
             raise
         finally:
-            self._busy = False
+            self._busy = busy
         return result
-
-    def _commit(
-        self, moves: list[tuple[str, str]], message: str, now: datetime, result: MaintenanceResult
-    ) -> None:
-        if moves:
-            result.commits.append(self._commit_moves(moves, message, now))
 
     def _promote(self, now: datetime, result: MaintenanceResult) -> None:
         if isinstance(self.promotion, Never):
@@ -496,52 +568,59 @@ class TieredMemory:
             return
         chosen = self.promotion.select(self._candidates(found), now)
         for c in chosen:
-            self.stats.of((c.memory.tenant, c.memory.scope)).promotions += 1
             if c.tier == "short":
                 notify(self._policy((c.memory.tenant, c.memory.scope)), "on_evict", c, now)
         result.promoted = [c.id for c in chosen]
-        self._commit(
-            [(c.id, "long") for c in chosen],
-            f"maintain: promoted {_named(result.promoted)} to long-term by "
-            f"{_policy_name(self.promotion)}",
-            now,
-            result,
-        )
+        for tenant, mine in _by_tenant(chosen, lambda c: c.memory.tenant).items():
+            delta = TierStats()
+            for c in mine:
+                delta.of((tenant, c.memory.scope)).promotions += 1
+            self._commit(
+                tenant,
+                [(c.id, "long") for c in mine],
+                f"maintain: promoted {_named([c.id for c in mine])} to long-term by "
+                f"{_policy_name(self.promotion)}",
+                result,
+                delta,
+            )
 
     def _evict(self, now: datetime, result: MaintenanceResult) -> None:
-        moves: list[tuple[str, str]] = []
-        dead: list[str] = []
         dest = "mid" if self.mid_capacity else "archive"
         over = sorted(p for p, n in self._sizes("short").items() if n > self.capacity)
-        for part in over:  # only these partitions are read (and they stay cached)
-            members = list(self._cache.residents(part).values())
-            if len(members) <= self.capacity:
-                continue
-            policy = self._policy(part)
-            counts = self.stats.of(part)
-            holding = [m for m in members if m.holds(now)]
-            for m in members:
-                if not m.holds(now):
-                    moves.append((m.id, "archive"))
-                    dead.append(m.id)
-                    counts.evictions += 1
-                    notify(policy, "on_evict", self._candidate(m, None), now)
-            if len(holding) > self.capacity:
-                for victim in policy.victims(
-                    self._candidates(holding), len(holding) - self.capacity, now
-                ):
-                    moves.append((victim.id, dest))
-                    result.evicted.append(victim.id)
-                    counts.evictions += 1
-                    notify(policy, "on_evict", victim, now)
-        if dest == "mid":
-            result.to_mid = list(result.evicted)
-        message = f"maintain: evicted {_named(result.evicted)} to {dest} by "
-        message += _policy_name(self.eviction)
-        if dead:
-            message += f"; archived {_named(dead)} (no longer holding)"
-        result.evicted = dead + result.evicted
-        self._commit(moves, message, now, result)
+        for tenant, parts in _by_tenant(over, lambda p: p[0]).items():
+            moves: list[tuple[str, str]] = []
+            dead: list[str] = []
+            evicted: list[str] = []
+            delta = TierStats()
+            for part in parts:  # only these partitions are read (and they stay cached)
+                members = list(self._cache.residents(part).values())
+                if len(members) <= self.capacity:
+                    continue
+                policy = self._policy(part)
+                counts = delta.of(part)
+                holding = [m for m in members if m.holds(now)]
+                for m in members:
+                    if not m.holds(now):
+                        moves.append((m.id, "archive"))
+                        dead.append(m.id)
+                        counts.evictions += 1
+                        notify(policy, "on_evict", self._candidate(m, None), now)
+                if len(holding) > self.capacity:
+                    for victim in policy.victims(
+                        self._candidates(holding), len(holding) - self.capacity, now
+                    ):
+                        moves.append((victim.id, dest))
+                        evicted.append(victim.id)
+                        counts.evictions += 1
+                        notify(policy, "on_evict", victim, now)
+            if dest == "mid":
+                result.to_mid += evicted
+            message = f"maintain: evicted {_named(evicted)} to {dest} by "
+            message += _policy_name(self.eviction)
+            if dead:
+                message += f"; archived {_named(dead)} (no longer holding)"
+            result.evicted += dead + evicted
+            self._commit(tenant, moves, message, result, delta)
 
     def _settle_mid(self, now: datetime, result: MaintenanceResult) -> None:
         for tenant in sorted(self._sizes("mid")):  # tenants with anything in mid-term
@@ -549,10 +628,10 @@ class TieredMemory:
             members = [m for m in found if evictable(m)]
             dead = [m for m in members if not m.holds(now)]
             self._commit(
+                tenant,
                 [(m.id, "archive") for m in dead],
                 f"maintain: archived {_named([m.id for m in dead])} from mid-term "
                 "(no longer holding)",
-                now,
                 result,
             )
             live = [m for m in members if m.holds(now)]
@@ -560,63 +639,90 @@ class TieredMemory:
             hot = [s for s in segs if s.heat(now) > self.heat_threshold]
             for s in hot:
                 result.segments_promoted.append(s.id)
-                self.stats.of((tenant, s.memories[0].scope)).promotions += len(s.memories)
+                delta = TierStats()
+                delta.of((tenant, s.memories[0].scope)).promotions += len(s.memories)
                 self._commit(
+                    tenant,
                     [(m.id, "long") for m in s.memories],
                     f"maintain: promoted segment {s.id} ({len(s.memories)} memories, "
                     f"heat {s.heat(now):.2f} > {self.heat_threshold:g}) to long-term",
-                    now,
                     result,
+                    delta,
                 )
             rest = sorted((s for s in segs if s not in hot), key=lambda s: (s.heat(now), s.id))
             size = sum(len(s.memories) for s in rest)
-            while rest and size > (self.mid_capacity or 0):
-                coldest = rest.pop(0)
-                size -= len(coldest.memories)
-                self._consolidate(coldest, now, result)
-            self._keep_visits(tenant, {s.id for s in rest})
+            kept: set[str] = set()
+            for coldest in rest:
+                if size > (self.mid_capacity or 0) and self._consolidate(coldest, now, result):
+                    size -= len(coldest.memories)
+                else:
+                    kept.add(coldest.id)
+            self._keep_visits(tenant, kept)
 
     def _keep_visits(self, tenant: str, segment_ids: set[str]) -> None:
-        """Forget the visits of segments that left mid-term."""
-        raw = self.store.state_get(NAMESPACE, self._visits_key(tenant), {}) or {}
-        kept = {k: v for k, v in raw.items() if k in segment_ids}
-        if kept != raw:
-            self.store.state_set(NAMESPACE, self._visits_key(tenant), kept)
+        """Forget the visits of segments that left mid-term (in one write, if any left)."""
+        io = self._io(tenant)
+        gone = set(io.state_get(NAMESPACE, SEGMENTS, {}) or {}) - segment_ids
+        if gone:
+            io.record_uses(
+                [],
+                state={
+                    (NAMESPACE, SEGMENTS): lambda raw: {
+                        k: v for k, v in (raw or {}).items() if k not in gone
+                    }
+                },
+            )
 
-    def _consolidate(self, seg: Segment, now: datetime, result: MaintenanceResult) -> None:
-        """Summarize one segment into a long-term summary and archive its memories."""
+    def _consolidate(self, seg: Segment, now: datetime, result: MaintenanceResult) -> bool:
+        """Summarize one segment into a long-term summary and archive its memories.
+
+        A summarizer that raises, or whose summary cannot be stored, leaves the
+        segment in mid-term: the failure is reported, never raised. Whether it went.
+        """
         first = seg.memories[0]
-        trace = self.store.trace(seg.id) if first.trace_id == seg.id else seg.as_trace()
-        summary = self.summarizer(trace)
+        tenant = first.tenant
+        io = self._io(tenant)
         ids = sorted(m.id for m in seg.memories)
-        self._busy = True
+        delta = TierStats()
+        counts = delta.of((tenant, first.scope))
+        busy, self._busy = self._busy, True  # our commits make room, never call for it
         try:
-            with self.store.commit(
+            trace = io.trace(seg.id) if first.trace_id == seg.id else seg.as_trace()
+            content = summary_text(self.summarizer, trace)
+            with io.commit(
                 message=f"maintain: consolidated segment {seg.id} ({_named(ids)}, heat "
                 f"{seg.heat(now):.2f}, the coldest) into one summary; archived its memories",
                 author=AUTHOR,
-                now=now,
+                now=self._stamp,
             ) as tx:
-                tx.add(
-                    json.dumps(summary, sort_keys=True, ensure_ascii=False, default=str),
-                    kind="summary",
-                    scope=first.scope,
-                    tenant=first.tenant,
-                    importance=max(m.importance for m in seg.memories),
-                    tier="long",
-                    metadata={"consolidated": ids, "segment": seg.id},
-                )
+                try:
+                    tx.add(
+                        content,
+                        kind="summary",
+                        scope=first.scope,
+                        tenant=tenant,
+                        importance=max(m.importance for m in seg.memories),
+                        tier="long",
+                        metadata={"consolidated": ids, "segment": seg.id},
+                    )
+                except InvalidInput as exc:
+                    raise Unusable(f"the summary cannot be stored: {exc}") from exc
                 for i in ids:
                     tx.archive(i)
-                self.stats.of((first.tenant, first.scope)).consolidations += 1
-                self.stats.save(self.store)
-            result.commits.append(tx.result)
+                counts.consolidations += 1
+                add_stored(io, delta, tenant)
+        except Unusable as exc:
+            result.errors.append(ConsolidationError(seg.id, tenant, str(exc)))
+            counts.consolidation_errors += 1
+            io.record_uses([], state={(NAMESPACE, KEY): increment(delta, tenant)})
+            return False
         finally:
-            self._busy = False
+            self._busy = busy
+        result.commits.append(tx.result)
         result.consolidated.append(seg.id)
+        return True
 
     def _trim_long(self, now: datetime, result: MaintenanceResult) -> None:
-        moves: list[tuple[str, str]] = []
         limit = self.long_capacity or 0
         over = sorted(t for t, n in self._sizes("long").items() if n > limit)
         for tenant in over:  # only these tenants' long-term memories are read
@@ -626,18 +732,18 @@ class TieredMemory:
                 continue
             dead = [m for m in members if not m.holds(now)]
             live = [m for m in members if m.holds(now)]
-            moves += [(m.id, "archive") for m in dead]
-            result.trimmed += [m.id for m in dead]
+            moves = [(m.id, "archive") for m in dead]
             if len(live) > limit:
                 policy = self._policy((tenant, None, "long"))  # never a partition key
                 for victim in policy.victims(self._candidates(live), len(live) - limit, now):
                     moves.append((victim.id, "archive"))
-                    result.trimmed.append(victim.id)
                     notify(policy, "on_evict", victim, now)
-        self._commit(
-            moves,
-            f"maintain: trimmed long-term to {self.long_capacity}, archived "
-            f"{_named(result.trimmed)} by {_policy_name(self.eviction)}",
-            now,
-            result,
-        )
+            trimmed = [i for i, _ in moves]
+            result.trimmed += trimmed
+            self._commit(
+                tenant,
+                moves,
+                f"maintain: trimmed long-term to {self.long_capacity}, archived "
+                f"{_named(trimmed)} by {_policy_name(self.eviction)}",
+                result,
+            )

@@ -1,11 +1,21 @@
-"""Hits, warm hits, misses and tier moves, per partition and in total, persisted in the store."""
+"""Hits, warm hits, misses and tier moves, per partition and in total, persisted in the store.
+
+Each tenant's counters live in that tenant's own state (namespace ``tiers``, key
+``stats``, as a view of the tenant names it), whichever way TieredMemory was
+opened: a view reads exactly its own partitions, the whole store reads every
+tenant's. Updates are increments applied inside the write that lands them, so
+TieredMemory objects in several processes never overwrite each other's counts.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-#: Namespace and key of the persisted counters (store.state_get / state_set).
+from memcommit.errors import InvalidInput
+
+#: Namespace and key of a tenant's persisted counters, in its view's state.
 NAMESPACE, KEY = "tiers", "stats"
 
 
@@ -20,6 +30,8 @@ class Counts:
     evictions: int = 0
     promotions: int = 0
     consolidations: int = 0
+    #: Consolidations that failed (the summarizer raised or gave no usable summary).
+    consolidation_errors: int = 0
 
     @property
     def requests(self) -> int:
@@ -35,6 +47,22 @@ class Counts:
         """Add ``other``'s counters to these."""
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+def tenant_of(store: Any) -> str | None:
+    """The tenant a store view is restricted to; None for the whole store."""
+    own = getattr(store, "name", None)
+    return own if isinstance(own, str) else None
+
+
+def tenant_store(store: Any, tenant: str) -> Any:
+    """``store`` restricted to ``tenant``: itself when it is a view of that tenant."""
+    own = tenant_of(store)
+    if own is None:
+        return store.tenant(tenant)
+    if own != tenant:
+        raise InvalidInput("tenant", tenant, f"this store view holds only tenant {own!r}")
+    return store
 
 
 class TierStats:
@@ -58,6 +86,22 @@ class TierStats:
             total.add(counts)
         return total
 
+    @property
+    def tenants(self) -> list[str]:
+        """The tenants with counters here, sorted."""
+        return sorted({t for t, _ in self.partitions})
+
+    def only(self, tenant: str) -> TierStats:
+        """The counters of ``tenant``'s partitions (copies)."""
+        return TierStats(
+            {p: Counts(**asdict(c)) for p, c in self.partitions.items() if p[0] == tenant}
+        )
+
+    def add(self, other: TierStats) -> None:
+        """Add ``other``'s counters to these, partition by partition."""
+        for partition, counts in other.partitions.items():
+            self.of(partition).add(counts)
+
     def to_json(self) -> dict[str, Any]:
         """Plain JSON: a list of partitions with their counters, and the total."""
         rows = [
@@ -75,10 +119,60 @@ class TierStats:
             partitions[(row["tenant"], row["scope"])] = counts
         return cls(partitions)
 
-    def load(self, store: Any) -> None:
-        """Replace these counters with the ones persisted in ``store``."""
-        self.partitions = TierStats.from_json(store.state_get(NAMESPACE, KEY)).partitions
+    @classmethod
+    def read(cls, store: Any, *, tenant: str | None = None) -> TierStats:
+        """The counters persisted in ``store``: every tenant's, or only ``tenant``'s.
+
+        A tenant view reads its own tenant's partitions only (asking for another
+        tenant raises InvalidInput).
+        """
+        own = tenant_of(store)
+        if tenant is not None and not isinstance(tenant, str):
+            raise InvalidInput("tenant", tenant, "must be a tenant name")
+        names = [tenant or own] if own is not None or tenant is not None else store.tenants()
+        out = cls()
+        for name in names:
+            data = tenant_store(store, name).state_get(NAMESPACE, KEY)
+            out.add(cls.from_json(data).only(name))  # a tenant's record holds only its own
+        return out
+
+    def load(self, store: Any, *, tenant: str | None = None) -> None:
+        """Replace these counters with the ones persisted in ``store`` (see ``read``)."""
+        self.partitions = TierStats.read(store, tenant=tenant).partitions
 
     def save(self, store: Any) -> None:
-        """Persist these counters in ``store``."""
-        store.state_set(NAMESPACE, KEY, self.to_json())
+        """Persist these counters in ``store``, replacing those of the tenants they cover.
+
+        For seeding and copying; TieredMemory adds to the persisted counters instead.
+        """
+        own = tenant_of(store)
+        for tenant in self.tenants:
+            if own is not None and tenant != own:
+                raise InvalidInput("tenant", tenant, f"this store view holds only tenant {own!r}")
+        for tenant in self.tenants:
+            tenant_store(store, tenant).state_set(NAMESPACE, KEY, self.only(tenant).to_json())
+
+
+def increment(delta: TierStats, tenant: str) -> Callable[[Any], Any]:
+    """An update adding ``delta``'s counters of ``tenant`` to that tenant's stored record.
+
+    For ``record_uses(state=...)``, which calls it inside its write.
+    """
+
+    def update(stored: Any) -> dict[str, Any]:
+        stats = TierStats.from_json(stored).only(tenant)
+        stats.add(delta.only(tenant))
+        return stats.to_json()
+
+    return update
+
+
+def add_stored(store: Any, delta: TierStats, tenant: str) -> None:
+    """Add ``delta``'s counters of ``tenant`` to the stored ones, inside an open commit.
+
+    The commit holds the store's write lock, so the read and the write are one step.
+    """
+    if not delta.only(tenant).partitions:
+        return
+    io = tenant_store(store, tenant)
+    io.state_set(NAMESPACE, KEY, increment(delta, tenant)(io.state_get(NAMESPACE, KEY)))

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
+from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, TIERS
 from memcommit.recall import Words, recall
 from memcommit.tiers.stats import Counts, TierStats
@@ -24,6 +25,7 @@ from memcommit.workbench.api import (
     SCORERS,
     Defaults,
     RecallRequest,
+    choice,
     integer,
     parse_bank,
     parse_live,
@@ -216,11 +218,17 @@ class RecallSource(ABC):
 
     def log(self, params: Params) -> dict[str, Any]:
         with self.lock:
-            return log_json(self.store, params)
+            return log_json(self.tenant_view(params), params)
 
     def tiers(self, params: Params) -> dict[str, Any]:
         with self.lock:
-            return tiers_json(self.store)
+            return tiers_json(self.tenant_view(params))
+
+    def tenant_view(self, params: Params) -> Any:
+        """The store restricted to the required ``tenant`` parameter (one the store has)."""
+        if not self.tenants:
+            raise InvalidInput("tenant", None, "the store has no tenants yet")
+        return self.store.tenant(choice(params, "tenant", self.tenants))
 
     def close(self) -> None:
         self.unsubscribe()
@@ -295,10 +303,14 @@ class StoreSource(RecallSource):
         return self.clock()
 
 
-def log_json(store: Any, params: Params) -> dict[str, Any]:
-    """The newest commits, read-only."""
+def log_json(view: Any, params: Params) -> dict[str, Any]:
+    """The newest commits of one tenant (a store view), read-only.
+
+    A view's log holds only the commits that changed its tenant, each with only
+    its own changes.
+    """
     limit = integer(params, "limit", 50, low=1, high=1000)
-    commits = store.log(limit=limit)
+    commits = view.log(limit=limit)
     return {
         "commits": [
             {
@@ -314,16 +326,18 @@ def log_json(store: Any, params: Params) -> dict[str, Any]:
     }
 
 
-def tiers_json(store: Any) -> dict[str, Any]:
-    """Live memories per partition (tenant / scope) and tier, with the tiers' hit counters."""
+def tiers_json(view: Any) -> dict[str, Any]:
+    """One tenant's memories per scope and tier, with the tiers' hit counters, read-only."""
+    tenant = view.name
     counts: dict[tuple[str, str], Counter[str]] = {}
-    for memory in store.find(tiers=TIERS):
+    for memory in view.find(tiers=TIERS):
         counts.setdefault((memory.tenant, memory.scope), Counter())[memory.tier] += 1
     stats = TierStats()
-    stats.load(store)  # read-only: counters TieredMemory persisted, if it ever ran
+    stats.load(view)  # the counters TieredMemory persisted for this tenant, if it ever ran
+    partitions = {p: c for p, c in stats.partitions.items() if p[0] == tenant}
     rows = []
-    for partition in sorted(set(counts) | set(stats.partitions)):
-        hits = stats.partitions.get(partition, Counts())
+    for partition in sorted(set(counts) | set(partitions)):
+        hits = partitions.get(partition, Counts())
         rows.append(
             {
                 "partition": " / ".join(partition),

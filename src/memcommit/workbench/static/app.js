@@ -574,11 +574,17 @@ function fullscreenChanged() {
 
 // ---------- live mode extras (read-only) ----------
 
+let liveViewsAsked = 0;
+
 async function loadLiveViews() {
+  const asked = ++liveViewsAsked;
+  const tenant = "tenant=" + encodeURIComponent($("tenant").value);
   const [log, tiers] = await Promise.all([
-    fetch("/api/log?limit=50").then((r) => r.json()),
-    fetch("/api/tiers").then((r) => r.json()),
+    fetch("/api/log?limit=50&" + tenant).then((r) => r.json()),
+    fetch("/api/tiers?" + tenant).then((r) => r.json()),
   ]);
+  if (log.error || tiers.error) throw new Error((log.error || tiers.error).message);
+  if (asked !== liveViewsAsked) return; // another tenant was chosen meanwhile
   document.querySelector("#log tbody").replaceChildren(
     ...log.commits.map((c) => {
       const tr = el("tr");
@@ -596,6 +602,10 @@ async function loadLiveViews() {
       return tr;
     }),
   );
+}
+
+function showLiveViews() {
+  loadLiveViews().catch((err) => showError("Could not read the commit log: " + err.message));
 }
 
 function checkboxes(containerId, values, checked) {
@@ -682,9 +692,12 @@ async function start() {
     checkboxes("tiers", config.tiers, config.defaults.tiers);
     document.querySelectorAll(".live-only").forEach((node) => (node.hidden = false));
     $("pager").hidden = false;
-    loadLiveViews().catch((err) => showError("Could not read the commit log: " + err.message));
   }
   applyDefaults(config.defaults);
+  if (config.mode !== "bank") {
+    showLiveViews();
+    $("tenant").addEventListener("change", showLiveViews);
+  }
   $("recency-value").textContent = Number($("recency").value).toFixed(2);
   showQuestion();
 
