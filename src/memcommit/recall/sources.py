@@ -2,8 +2,11 @@
 
 A store gets one `StoreIndex` for its lifetime: tenants are indexed on their
 first recall (one ``find``), and every landed commit updates the tenants
-already indexed (``on_commit``), so no query rebuilds anything. Reads ``as_of``
-an earlier commit, and plain lists of memories, get a throwaway index.
+already indexed (``on_commit``), so no query rebuilds anything. Commits made by
+other processes or hosts (which ``on_commit`` never hears of) are caught up at
+the next recall: it compares the store's ``head_seq`` with the last commit the
+index has seen and applies ``diff`` in between. Reads ``as_of`` an earlier
+commit, and plain lists of memories, get a throwaway index.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ def from_memories(memories: Iterable[Memory], tenant: str) -> Source:
     return Source(index, lambda ids: [mine[i] for i in ids], bool(mine))
 
 
+#: Past this many changed memories, catching up drops the indexes (rebuilt on next use).
+CATCH_UP_LIMIT = 20_000
+
+
 class StoreIndex:
     """The live recall index of one store, updated by its commits; shared by its tenant views."""
 
@@ -56,6 +63,7 @@ class StoreIndex:
         self.vocabulary = Vocabulary()
         self.tenants: dict[str, TenantIndex] = {}
         self.lock = threading.RLock()
+        self.seen = store.head_seq  # every commit up to this one is in the indexes
         self.unsubscribe = store.on_commit(self._on_commit)
 
     @property
@@ -66,6 +74,7 @@ class StoreIndex:
     def source(self, tenant: str) -> Source:
         """The tenant's index (built on first use) and a loader reading the store."""
         with self.lock:
+            self._catch_up()
             index = self.tenants.get(tenant)
             if index is None:
                 index = TenantIndex(tenant, self.vocabulary)
@@ -75,8 +84,28 @@ class StoreIndex:
         known = len(index) > 0 or tenant in self.store.tenants()
         return Source(index, store_loader(self.store, tenant), known)
 
+    def _catch_up(self) -> None:
+        """Apply the commits of other writers that landed since the last one seen."""
+        head = self.store.head_seq
+        if head == self.seen:
+            return
+        if self.tenants:
+            ids = list(dict.fromkeys(c.memory_id for c in self.store.diff(self.seen, head)))
+            if len(ids) > CATCH_UP_LIMIT:
+                self.tenants.clear()  # cheaper to index each tenant again when next asked
+            else:
+                self._apply([i for i in ids if i])
+        self.seen = head
+
     def _on_commit(self, commit: Commit) -> None:
-        ids = list(dict.fromkeys(c.memory_id for c in commit.changes if c.memory_id))
+        with self.lock:
+            self._apply([c.memory_id for c in commit.changes if c.memory_id])
+            if commit.seq == self.seen + 1:  # otherwise another writer's commits came between
+                self.seen = commit.seq
+
+    def _apply(self, ids: list[str]) -> None:
+        """Put the current versions of ``ids`` into the indexes of tenants already indexed."""
+        ids = list(dict.fromkeys(ids))
         with self.lock:
             store = self.store
             if not ids or not self.tenants or store is None:
