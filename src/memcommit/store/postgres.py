@@ -33,21 +33,15 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.model import Commit, Memory, Usage
 from memcommit.store import backend as registry
+from memcommit.store import sql_common as common
 from memcommit.store.backend import Batch, Query, TraceRow
 from memcommit.store.ids import seq_of
 from memcommit.store.postgres_sql import (
-    COLUMNS,
     INSERT_COMMIT,
     INSERT_VERSION,
-    VERSION_COLUMNS,
-    commit_row,
-    in_,
+    POSTGRES,
     memories_sql,
-    memory_row,
     queue_updates,
-    row_to_commit,
-    row_to_memory,
-    traces_sql,
 )
 from memcommit.store.schema import migrations
 
@@ -56,8 +50,6 @@ _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 _LOCK_SPACE = 0x6D656D63  # "memc": first key of every advisory lock memcommit takes
 #: Above this many new versions a commit streams them with COPY instead of INSERTs.
 _COPY_FROM = 64
-
-_USE_TICK = ("memcommit", "use_tick")
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
 _GONE = ("08", "57P01", "57P02", "57P03")
 
@@ -297,10 +289,10 @@ class PostgresBackend:
         try:
             self._send(conn)
             with conn.cursor() as cur:  # COPY cannot run in a pipeline
-                cur.execute(INSERT_COMMIT, commit_row(batch))
-                with cur.copy(f"COPY versions ({VERSION_COLUMNS}) FROM STDIN") as copy:
+                cur.execute(INSERT_COMMIT, common.commit_row(batch, POSTGRES))
+                with cur.copy(f"COPY versions ({common.VERSION_COLUMNS}) FROM STDIN") as copy:
                     for m, ended in zip(batch.versions, batch.ended, strict=False):
-                        copy.write_row(memory_row(m, c.seq if ended else None))
+                        copy.write_row(common.memory_row(m, c.seq if ended else None, POSTGRES))
             with conn.pipeline(), conn.cursor() as cur:
                 queue_updates(cur, batch)
         except psycopg.Error as exc:
@@ -324,9 +316,11 @@ class PostgresBackend:
         with conn.pipeline(), conn.cursor() as cur:
             for batch in queued:
                 seq = batch.commit.seq
-                cur.execute(INSERT_COMMIT, commit_row(batch))
+                cur.execute(INSERT_COMMIT, common.commit_row(batch, POSTGRES))
                 for m, ended in zip(batch.versions, batch.ended, strict=False):
-                    cur.execute(INSERT_VERSION, memory_row(m, seq if ended else None))
+                    cur.execute(
+                        INSERT_VERSION, common.memory_row(m, seq if ended else None, POSTGRES)
+                    )
                 queue_updates(cur, batch)
             if commit:
                 cur.execute("COMMIT")
@@ -402,25 +396,12 @@ class PostgresBackend:
     ) -> list[tuple[Commit, list[str | None]]]:  # fmt: skip
         tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
         if tip_only and not changes and self._tip is not None and self._mine():
-            return [row_to_commit((*self._tip, "[]"))] if self._tip else []
-        where = ["seq > %s"]
-        params: list[Any] = [after]
-        if upto is not None:
-            where.append("seq <= %s")
-            params.append(upto)
-        if seqs is not None:
-            where.append(in_("seq", list(seqs), params))
-        query = (
-            "SELECT seq, id, parent, time, author, message, "
-            + ("changes" if changes else "'[]'")
-            + " FROM commits WHERE "
-            + " AND ".join(where)
-            + (" ORDER BY seq DESC" if newest_first else " ORDER BY seq")
+            return [common.row_to_commit((*self._tip, "[]"), POSTGRES)] if self._tip else []
+        query, params = common.commits_sql(
+            POSTGRES, seqs, after, upto, newest_first, limit, changes
         )
-        if limit is not None:
-            query += f" LIMIT {int(limit)}"
         rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
-        return [row_to_commit(r) for r in rows]
+        return [common.row_to_commit(r, POSTGRES) for r in rows]
 
     @_mapped
     def commit_seq(self, commit_id: str) -> int | None:
@@ -445,16 +426,17 @@ class PostgresBackend:
     def memories(self, query: Query) -> list[Memory]:
         text, params = memories_sql(query)
         rows = self._run(lambda c: c.execute(text.encode(), params).fetchall())
-        return [row_to_memory(r) for r in rows]
+        return [common.row_to_memory(r, POSTGRES) for r in rows]
 
     @_mapped
     def history(self, memory_id: str) -> list[Memory]:
         rows = self._run(
             lambda c: c.execute(
-                f"SELECT {COLUMNS} FROM versions WHERE id = %s ORDER BY version", (memory_id,)
+                f"SELECT {common.COLUMNS} FROM versions WHERE id = %s ORDER BY version",
+                (memory_id,),
             ).fetchall()
         )
-        return [row_to_memory(r) for r in rows]
+        return [common.row_to_memory(r, POSTGRES) for r in rows]
 
     @_mapped
     def tip(self) -> tuple[int, str] | None:
@@ -467,10 +449,7 @@ class PostgresBackend:
     def versions(self, ids: Sequence[str]) -> dict[str, int]:
         if not ids:
             return {}
-        params: list[Any] = []
-        query = "SELECT id, version FROM versions WHERE end_seq IS NULL AND " + in_(
-            "id", ids, params
-        )
+        query, params = common.versions_sql(POSTGRES, ids)
         return dict(self._run(lambda c: c.execute(query.encode(), params).fetchall()))
 
     @_mapped
@@ -479,7 +458,9 @@ class PostgresBackend:
         as_of: int | None = None, status: str | None = None, unmarked: str | None = None,
         after: str | None = None, limit: int | None = None,
     ) -> list[TraceRow]:  # fmt: skip
-        query, params = traces_sql(ids, tenant, as_of, status, unmarked, after, limit)
+        query, params = common.traces_sql(
+            POSTGRES, ids, tenant, as_of, status, unmarked, after, limit
+        )
         rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
         return [TraceRow(*r) for r in rows]
 
@@ -496,16 +477,7 @@ class PostgresBackend:
     def tier_counts(
         self, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
     ) -> dict[tuple[str, str, str], int]:
-        where = ["end_seq IS NULL"]
-        params: list[Any] = []
-        if tiers is not None:
-            where.append(in_("tier", tiers, params) if tiers else "false")
-        for column, value in (("tenant", tenant), ("always", always)):
-            if value is not None:
-                where.append(f"{column} = %s")
-                params.append(value)
-        query = "SELECT tier, tenant, scope, count(*) FROM versions WHERE " + " AND ".join(where)
-        query += " GROUP BY tier, tenant, scope"
+        query, params = common.tier_counts_sql(POSTGRES, tiers, tenant, always)
         rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
         return {(r[0], r[1], r[2]): r[3] for r in rows}
 
@@ -514,37 +486,23 @@ class PostgresBackend:
     @_mapped
     def record_uses(self, ids: Sequence[str]) -> dict[str, Usage]:
         current = self.usage(set(ids))
-        tick = int(self.state_get(*_USE_TICK) or 0)
-        for mid in ids:
-            tick += 1
-            old = current.get(mid)
-            current[mid] = (
-                Usage(1, tick, tick) if old is None else Usage(old.count + 1, old.first_tick, tick)
-            )
+        tick = common.counted(current, ids, int(self.state_get(*common.USE_TICK) or 0))
         rows = [(mid, u.count, u.first_tick, u.last_tick) for mid, u in current.items()]
 
         def store(c: psycopg.Connection) -> None:
             with c.pipeline(), c.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO usage (id, count, first_tick, last_tick) VALUES (%s, %s, %s, %s)"
-                    " ON CONFLICT (id) DO UPDATE SET count = excluded.count,"
-                    " last_tick = excluded.last_tick",
-                    rows,
-                )
+                cur.executemany(common.upsert_usage(POSTGRES), rows)
 
         self._run(store)
-        self.state_set(*_USE_TICK, str(tick))
+        self.state_set(*common.USE_TICK, str(tick))
         return current
 
     @_mapped
     def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
-        query = "SELECT id, count, first_tick, last_tick FROM usage"
-        params: list[Any] = []
-        if ids is not None:
-            ids = list(ids)
-            if not ids:
-                return {}
-            query += " WHERE " + in_("id", ids, params)
+        found = common.usage_sql(POSTGRES, ids)
+        if found is None:
+            return {}
+        query, params = found
         rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
         return {r[0]: Usage(r[1], r[2], r[3]) for r in rows}
 

@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.model import Commit, Memory, Usage
 from memcommit.store import backend as registry
+from memcommit.store import sql_common as common
 from memcommit.store.backend import Batch, Query, TraceRow
 from memcommit.store.ids import seq_of
-from memcommit.store.records import change, from_text, memory, to_text
-from memcommit.store.records import commit as make_commit
+from memcommit.store.records import from_text, to_text
 from memcommit.store.schema import migrations
 from memcommit.store.validate import seconds
 
@@ -28,24 +28,6 @@ SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 #: Page cache per connection, in KiB (SQLite's default is 2 MiB). A commit that writes
 #: new versions beside old ones all over a large file (compaction) rereads fewer pages.
 CACHE_KIB = 64 * 1024
-
-_COLUMNS = (
-    "id, version, content, kind, scope, tenant, session, mkey, importance, tags, project,"
-    " always, token_count, trace_id, step, metadata, valid_from, valid_to, superseded_by,"
-    " status, tier, created_at, created_commit, updated_at, seq"
-)
-_INSERT_VERSION = (
-    "INSERT INTO versions (id, version, content, kind, scope, tenant, session, mkey,"
-    " importance, tags, project, always, token_count, trace_id, step, metadata, valid_from,"
-    " valid_to, superseded_by, status, tier, created_at, created_commit, updated_at, seq,"
-    " end_seq) VALUES (" + ", ".join("?" * 26) + ")"
-)
-_TRACE_COLUMNS = (
-    "id, tenant, scope, session, status, last_step, started_seq, started_at, ended_seq, ended_at"
-)
-_TRACE_SELECT = ", ".join("t." + c for c in _TRACE_COLUMNS.split(", "))
-_USE_TICK = ("memcommit", "use_tick")
-_compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,105 +50,23 @@ def _mapped(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _row_to_memory(r: tuple) -> Memory:
-    tags = r[9]
-    meta = r[15]
-    return memory(
-        {
-            "id": r[0],
-            "content": r[2],
-            "kind": r[3],
-            "scope": r[4],
-            "tenant": r[5],
-            "session": r[6],
-            "key": r[7],
-            "importance": r[8],
-            "tags": () if tags == "[]" else tuple(json.loads(tags)),
-            "project": r[10],
-            "always": bool(r[11]),
-            "token_count": r[12],
-            "trace_id": r[13],
-            "step": r[14],
-            "metadata": {} if meta == "{}" else json.loads(meta),
-            "valid_from": None if r[16] is None else datetime.fromisoformat(r[16]),
-            "valid_to": None if r[17] is None else datetime.fromisoformat(r[17]),
-            "superseded_by": r[18],
-            "status": r[19],
-            "tier": r[20],
-            "version": r[1],
-            "created_at": datetime.fromisoformat(r[21]),
-            "created_commit": r[22],
-            "updated_at": datetime.fromisoformat(r[23]),
-            "updated_commit": r[24],
-        }
-    )
-
-
-def _memory_row(m: Memory, end_seq: int | None) -> tuple:
-    return (
-        m.id,
-        m.version,
-        m.content,
-        m.kind,
-        m.scope,
-        m.tenant,
-        m.session,
-        m.key,
-        m.importance,
-        json.dumps(list(m.tags)) if m.tags else "[]",
-        m.project,
-        m.always,
-        m.token_count,
-        m.trace_id,
-        m.step,
-        json.dumps(m.metadata, sort_keys=True) if m.metadata else "{}",
-        to_text(m.valid_from),
-        to_text(m.valid_to),
-        m.superseded_by,
-        m.status,
-        m.tier,
-        to_text(m.created_at),
-        m.created_commit,
-        to_text(m.updated_at),
-        m.updated_commit,
-        end_seq,
-    )
-
-
-def _row_to_commit(r: tuple) -> tuple[Commit, list[str | None]]:
-    changes = []
-    tenants = []
-    for item in json.loads(r[6]) if r[6] != "[]" else ():
-        changes.append(change(item[0], item[1], item[2], item[4] if len(item) > 4 else {}))
-        tenants.append(item[3])
-    made = make_commit(r[0], r[1], r[2], datetime.fromisoformat(r[3]), r[4], r[5], tuple(changes))
-    return made, tenants
-
-
-def _row_to_trace(r: tuple) -> TraceRow:
-    return TraceRow(
-        r[0], r[1], r[2], r[3], r[4], r[5], r[6], from_text(r[7]), r[8], from_text(r[9])
-    )
-
-
-def _in(column: str, values: Sequence[Any], params: list[Any]) -> str:
-    if len(values) == 1:
-        params.append(values[0])
-        return f"{column} = ?"
-    params.append(json.dumps(list(values)))
-    return f"{column} IN (SELECT value FROM json_each(?))"
-
-
-def _status_at(status: str, as_of: int | None, params: list[Any]) -> str:
-    """The condition "trace t was in ``status`` at ``as_of``" (one that ended later was open)."""
-    if as_of is None:
-        params.append(status)
-        return "t.status = ?"
-    if status == "open":
-        params.append(as_of)
-        return "(t.ended_seq IS NULL OR t.ended_seq > ?)"
-    params += [status, as_of]
-    return "t.status = ? AND t.ended_seq <= ?"
+SQLITE = common.Dialect(
+    mark="?",
+    true="1",
+    false="0",
+    in_many="{column} IN (SELECT value FROM json_each(?))",  # one JSON array parameter
+    pack=json.dumps,
+    has_key=(
+        "r.metadata != '{}' AND EXISTS (SELECT 1 FROM json_each(r.metadata) AS j WHERE j.key = ?)"
+    ),
+    tenant_by_id="+tenant",  # look ids up by id: "+" keeps SQLite off the tenant index
+    time_out=to_text,
+    time_in=from_text,
+    flag_in=bool,
+)
+_INSERT_COMMIT = common.insert_commit(SQLITE)
+_UPSERT_TRACE = common.upsert_trace(SQLITE)
+_INSERT_VERSION = common.insert_version(SQLITE)
 
 
 class SQLiteBackend:
@@ -260,28 +160,16 @@ class SQLiteBackend:
     def write(self, batch: Batch) -> None:
         conn = self._conn
         c = batch.commit
-        changes = _compact_json(
-            [
-                [ch.op, ch.memory_id, ch.version, tenant, ch.detail]
-                if ch.detail
-                else [ch.op, ch.memory_id, ch.version, tenant]
-                for ch, tenant in zip(c.changes, batch.tenants, strict=False)
-            ]
-        )
-        conn.execute(
-            "INSERT INTO commits (seq, id, parent, time, author, message, changes)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (c.seq, c.id, c.parent, to_text(c.time), c.author, c.message, changes),
-        )
+        conn.execute(_INSERT_COMMIT, common.commit_row(batch, SQLITE))
         seq = c.seq
         self._written = (c.seq, c.id)
         if len(batch.versions) == 1:
-            conn.execute(_INSERT_VERSION, _memory_row(batch.versions[0], None))
+            conn.execute(_INSERT_VERSION, common.memory_row(batch.versions[0], None, SQLITE))
         elif batch.versions:
             conn.executemany(  # a generator: rows are made and dropped one at a time
                 _INSERT_VERSION,
                 (
-                    _memory_row(m, seq if ended else None)
+                    common.memory_row(m, seq if ended else None, SQLITE)
                     for m, ended in zip(batch.versions, batch.ended, strict=False)
                 ),
             )
@@ -296,17 +184,7 @@ class SQLiteBackend:
                 [(mid,) for mid in batch.purges],
             )
         if batch.traces:
-            conn.executemany(
-                f"INSERT INTO traces ({_TRACE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
-                " last_step = excluded.last_step, ended_seq = excluded.ended_seq,"
-                " ended_at = excluded.ended_at",
-                [
-                    (t.id, t.tenant, t.scope, t.session, t.status, t.last_step, t.started_seq,
-                     to_text(t.started_at), t.ended_seq, to_text(t.ended_at))
-                    for t in batch.traces
-                ],
-            )  # fmt: skip
+            conn.executemany(_UPSERT_TRACE, common.trace_rows(batch, SQLITE))
 
     # -- reads -------------------------------------------------------------------
 
@@ -315,23 +193,8 @@ class SQLiteBackend:
         self, *, seqs: Sequence[int] | None = None, after: int = 0, upto: int | None = None,
         newest_first: bool = True, limit: int | None = None, changes: bool = True,
     ) -> list[tuple[Commit, list[str | None]]]:  # fmt: skip
-        where = ["seq > ?"]
-        params: list[Any] = [after]
-        if upto is not None:
-            where.append("seq <= ?")
-            params.append(upto)
-        if seqs is not None:
-            where.append(_in("seq", list(seqs), params))
-        sql = (
-            "SELECT seq, id, parent, time, author, message, "
-            + ("changes" if changes else "'[]'")
-            + " FROM commits WHERE "
-            + " AND ".join(where)
-            + (" ORDER BY seq DESC" if newest_first else " ORDER BY seq")
-        )
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [_row_to_commit(r) for r in self._conn.execute(sql, params)]
+        sql, params = common.commits_sql(SQLITE, seqs, after, upto, newest_first, limit, changes)
+        return [common.row_to_commit(r, SQLITE) for r in self._conn.execute(sql, params)]
 
     @_mapped
     def commit_seq(self, commit_id: str) -> int | None:
@@ -352,74 +215,22 @@ class SQLiteBackend:
 
     @_mapped
     def memories(self, query: Query) -> list[Memory]:
-        where: list[str] = []
-        params: list[Any] = []
-        if query.as_of is None:
-            where.append("end_seq IS NULL")
-        else:
-            where.append("seq <= ? AND (end_seq IS NULL OR end_seq > ?)")
-            params += [query.as_of, query.as_of]
-        if query.ids is not None:
-            where.append(_in("id", query.ids, params))
-        if query.tenant is not None:
-            # with ids, look them up by id: "+" keeps SQLite off the tenant index (a scan)
-            where.append("tenant = ?" if query.ids is None else "+tenant = ?")
-            params.append(query.tenant)
-        for column, values in (
-            ("scope", query.scopes),
-            ("kind", query.kinds),
-            ("session", query.sessions),
-            ("tier", query.tiers),
-        ):
-            if values is not None:
-                where.append(_in(column, values, params) if values else "0")
-        if query.key is not None:
-            where.append("mkey = ?")
-            params.append(query.key)
-        if query.trace is not None:
-            where.append("trace_id = ?")
-            params.append(query.trace)
-        if query.traces is not None:
-            where.append(_in("trace_id", query.traces, params) if query.traces else "0")
-        if query.since is not None:
-            where.append("created_at >= ?")
-            params.append(to_text(query.since))
-        if query.until is not None:
-            where.append("created_at <= ?")
-            params.append(to_text(query.until))
-        if query.live_at is not None:
-            at = to_text(query.live_at)
-            where.append(
-                "status = 'active' AND superseded_by IS NULL"
-                " AND (valid_from IS NULL OR valid_from <= ?)"
-                " AND (valid_to IS NULL OR valid_to > ?)"
-            )
-            params += [at, at]
-        sql = f"SELECT {_COLUMNS} FROM versions WHERE " + " AND ".join(where)
-        if query.trace is not None:
-            sql += " ORDER BY step, id"
-        elif query.traces is not None:
-            sql += " ORDER BY trace_id, step, id"
-        else:
-            sql += " ORDER BY id"
-        if query.limit is not None:
-            sql += f" LIMIT {int(query.limit)}"
-        return [_row_to_memory(r) for r in self._conn.execute(sql, params)]
+        sql, params = common.memories_sql(query, SQLITE)
+        return [common.row_to_memory(r, SQLITE) for r in self._conn.execute(sql, params)]
 
     @_mapped
     def versions(self, ids: Sequence[str]) -> dict[str, int]:
         if not ids:
             return {}
-        params: list[Any] = []
-        sql = "SELECT id, version FROM versions WHERE end_seq IS NULL AND " + _in("id", ids, params)
+        sql, params = common.versions_sql(SQLITE, ids)
         return dict(self._conn.execute(sql, params).fetchall())
 
     @_mapped
     def history(self, memory_id: str) -> list[Memory]:
         rows = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM versions WHERE id = ? ORDER BY version", (memory_id,)
+            f"SELECT {common.COLUMNS} FROM versions WHERE id = ? ORDER BY version", (memory_id,)
         )
-        return [_row_to_memory(r) for r in rows]
+        return [common.row_to_memory(r, SQLITE) for r in rows]
 
     @_mapped
     def traces(
@@ -427,42 +238,8 @@ class SQLiteBackend:
         as_of: int | None = None, status: str | None = None, unmarked: str | None = None,
         after: str | None = None, limit: int | None = None,
     ) -> list[TraceRow]:  # fmt: skip
-        where = ["1"]
-        params: list[Any] = []
-        if ids is not None:
-            where.append(_in("t.id", ids, params))
-        if tenant is not None:
-            where.append("t.tenant = ?")
-            params.append(tenant)
-        if as_of is not None:
-            where.append("t.started_seq <= ?")
-            params.append(as_of)
-        if status is not None:
-            where.append(_status_at(status, as_of, params))
-        if unmarked is not None:
-            # the root is the memory named like the trace; its version at as_of
-            live = (
-                "r.end_seq IS NULL"
-                if as_of is None
-                else "r.seq <= ? AND (r.end_seq IS NULL OR r.end_seq > ?)"
-            )
-            params += [] if as_of is None else [as_of, as_of]
-            where.append(
-                f"NOT EXISTS (SELECT 1 FROM versions r WHERE r.id = t.id AND {live}"
-                " AND r.metadata != '{}' AND EXISTS (SELECT 1 FROM json_each(r.metadata) AS j"
-                " WHERE j.key = ?))"
-            )
-            params.append(unmarked)
-        if after is not None:
-            where.append(
-                "(t.started_seq, t.id) > (SELECT started_seq, id FROM traces WHERE id = ?)"
-            )
-            params.append(after)
-        sql = f"SELECT {_TRACE_SELECT} FROM traces t WHERE " + " AND ".join(where)
-        sql += " ORDER BY t.started_seq, t.id"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [_row_to_trace(r) for r in self._conn.execute(sql, params)]
+        sql, params = common.traces_sql(SQLITE, ids, tenant, as_of, status, unmarked, after, limit)
+        return [common.row_to_trace(r, SQLITE) for r in self._conn.execute(sql, params)]
 
     @_mapped
     def tenants(self, as_of: int | None = None) -> list[str]:
@@ -477,16 +254,8 @@ class SQLiteBackend:
     def tier_counts(
         self, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
     ) -> dict[tuple[str, str, str], int]:
-        where = ["end_seq IS NULL"]
-        params: list[Any] = []
-        if tiers is not None:
-            where.append(_in("tier", tiers, params) if tiers else "0")
-        for column, value in (("tenant", tenant), ("always", always)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        sql = "SELECT tier, tenant, scope, count(*) FROM versions WHERE " + " AND ".join(where)
-        rows = self._conn.execute(sql + " GROUP BY tier, tenant, scope", params)
+        sql, params = common.tier_counts_sql(SQLITE, tiers, tenant, always)
+        rows = self._conn.execute(sql, params)
         return {(r[0], r[1], r[2]): r[3] for r in rows}
 
     # -- use counts and small state ----------------------------------------------
@@ -494,31 +263,20 @@ class SQLiteBackend:
     @_mapped
     def record_uses(self, ids: Sequence[str]) -> dict[str, Usage]:
         current = self.usage(set(ids))
-        tick = int(self.state_get(*_USE_TICK) or 0)
-        for mid in ids:
-            tick += 1
-            old = current.get(mid)
-            current[mid] = (
-                Usage(1, tick, tick) if old is None else Usage(old.count + 1, old.first_tick, tick)
-            )
+        tick = common.counted(current, ids, int(self.state_get(*common.USE_TICK) or 0))
         self._conn.executemany(
-            "INSERT INTO usage (id, count, first_tick, last_tick) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (id) DO UPDATE SET count = excluded.count,"
-            " last_tick = excluded.last_tick",
+            common.upsert_usage(SQLITE),
             [(mid, u.count, u.first_tick, u.last_tick) for mid, u in current.items()],
         )
-        self.state_set(*_USE_TICK, str(tick))
+        self.state_set(*common.USE_TICK, str(tick))
         return current
 
     @_mapped
     def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
-        sql = "SELECT id, count, first_tick, last_tick FROM usage"
-        params: list[Any] = []
-        if ids is not None:
-            ids = list(ids)
-            if not ids:
-                return {}
-            sql += " WHERE " + _in("id", ids, params)
+        found = common.usage_sql(SQLITE, ids)
+        if found is None:
+            return {}
+        sql, params = found
         return {r[0]: Usage(r[1], r[2], r[3]) for r in self._conn.execute(sql, params)}
 
     @_mapped

@@ -1,73 +1,27 @@
 """The integrity invariants of a memcommit SQLite database, as queries.
 
-Each query returns offending rows (at most a few, to keep the report short);
-an empty result means the invariant holds.
+The shared invariants (`sql_checks`) in SQLite's spelling, after SQLite's own
+page and foreign key checks.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-_SAMPLE = 5
+from memcommit.store.sql_checks import SAMPLE, broken, invariants
 
-_CHECKS = (
-    (
-        "commit sequence has a gap or does not start at 1",
-        "SELECT count(*), min(seq), max(seq) FROM commits"
-        " HAVING count(*) > 0 AND (min(seq) != 1 OR max(seq) != count(*))",
-    ),
-    (
-        "commit parent is not the previous commit",
-        "SELECT c.seq, c.parent FROM commits c LEFT JOIN commits p ON p.seq = c.seq - 1"
-        " WHERE (c.seq = 1 AND c.parent IS NOT NULL) OR (c.seq > 1 AND c.parent IS NOT p.id)",
-    ),
-    (
-        "commit id does not carry its seq",
-        "SELECT seq, id FROM commits WHERE length(id) != 32"
-        " OR substr(id, 1, 12) != substr(printf('%012x', seq), 1, 12)",
-    ),
-    (
+_CHECKS = invariants(
+    is_not="IS NOT",
+    seq_hex="substr(printf('%012x', seq), 1, 12)",
+    bounds=(
         "memory version not written by a stored commit",
         "SELECT v.id, v.version, v.seq FROM versions v"
         " WHERE NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.seq)"
         " OR (v.end_seq IS NOT NULL AND (v.end_seq < v.seq"
         " OR NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.end_seq)))",
     ),
-    (
-        "memory versions not numbered 1..n with exactly one current (the last)",
-        "SELECT id, count(*), max(version) FROM versions GROUP BY id"
-        " HAVING min(version) != 1 OR max(version) != count(*)"
-        " OR sum(end_seq IS NULL) != 1"
-        " OR max(CASE WHEN end_seq IS NULL THEN version END) != max(version)",
-    ),
-    (
-        "superseded_by names a memory that does not exist",
-        "SELECT v.id, v.superseded_by FROM versions v WHERE v.end_seq IS NULL"
-        " AND v.superseded_by IS NOT NULL"
-        " AND NOT EXISTS (SELECT 1 FROM versions w WHERE w.id = v.superseded_by)",
-    ),
-    (
-        "memory names a trace that does not exist",
-        "SELECT v.id, v.trace_id FROM versions v WHERE v.end_seq IS NULL"
-        " AND v.trace_id IS NOT NULL"
-        " AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.id = v.trace_id)",
-    ),
-    (
-        "trace has no root memory",
-        "SELECT t.id FROM traces t WHERE NOT EXISTS"
-        " (SELECT 1 FROM versions v WHERE v.id = t.id AND v.trace_id = t.id AND v.step = 0)",
-    ),
-    (
-        "trace step numbers repeat",
-        "SELECT trace_id, step, count(*) FROM versions WHERE end_seq IS NULL"
-        " AND trace_id IS NOT NULL GROUP BY trace_id, step HAVING count(*) > 1",
-    ),
-    (
-        "purged memory still has content in some version",
-        "SELECT DISTINCT v.id FROM versions v JOIN versions p"
-        " ON p.id = v.id AND p.status = 'purged' AND p.end_seq IS NULL"
-        " WHERE v.content != '' OR v.metadata != '{}' OR v.tags != '[]'",
-    ),
+    one_current="sum(end_seq IS NULL)",
+    current_version="max(CASE WHEN end_seq IS NULL THEN version END)",
 )
 
 
@@ -76,12 +30,8 @@ def problems(conn: sqlite3.Connection) -> list[str]:
     found = []
     quick = [r[0] for r in conn.execute("PRAGMA quick_check")]
     if quick != ["ok"]:
-        found.append(f"sqlite quick_check: {'; '.join(quick[:_SAMPLE])}")
-    broken_links = conn.execute("PRAGMA foreign_key_check").fetchmany(_SAMPLE)
+        found.append(f"sqlite quick_check: {'; '.join(quick[:SAMPLE])}")
+    broken_links = conn.execute("PRAGMA foreign_key_check").fetchmany(SAMPLE)
     if broken_links:
         found.append(f"foreign key broken: {broken_links}")
-    for what, sql in _CHECKS:
-        rows = conn.execute(sql).fetchmany(_SAMPLE)
-        if rows:
-            found.append(f"{what}: {[tuple(r) for r in rows]}")
-    return found
+    return found + broken(conn, _CHECKS)
