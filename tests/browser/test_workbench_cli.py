@@ -7,8 +7,10 @@ import json
 import socket
 import sqlite3
 import urllib.request
+import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 from workbench_helpers import running
@@ -16,7 +18,7 @@ from workbench_helpers import running
 import memcommit
 from memcommit.cli import main
 from memcommit.cli.workbench_cmds import open_source
-from memcommit.errors import BackendError
+from memcommit.errors import BackendError, InvalidInput
 from memcommit.workbench import make_server
 
 
@@ -129,3 +131,32 @@ def test_a_store_that_would_need_a_write_is_refused_untouched(
     assert result.exit_code == 1
     assert "store=" in result.output and message in result.output
     assert fingerprint(path) == before
+
+
+def test_a_postgresql_store_is_opened_read_only_and_never_created(postgres_server) -> None:
+    schema = f"wb_{uuid.uuid4().hex[:12]}"
+    url = f"{postgres_server}?schema={schema}"
+    with pytest.raises(InvalidInput, match="not a memcommit store"):
+        open_source(url)  # a missing store is refused, not created
+    with psycopg.connect(postgres_server) as conn:
+        created = conn.execute(
+            "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (schema,)
+        ).fetchone()
+    assert created is None
+    store = memcommit.open(url)
+    try:
+        with store.commit(message="seed") as tx:
+            tx.add("deploy notes for alpha", tenant="alpha")
+        head = store.head_seq
+        source = open_source(url)
+        with (
+            pytest.raises(BackendError, match="read-only"),
+            source.store.commit(message="sneaky") as tx,
+        ):
+            tx.add("must not land", tenant="alpha")
+        assert store.head_seq == head
+        source.store.close()
+    finally:
+        store.close()
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -27,6 +28,16 @@ from memcommit.interfaces.agent import TOOLS
 from memcommit.interfaces.mcp import create_server
 
 TENANT = "team-a"
+
+
+def run_async(fn, *args):
+    """``anyio.run`` on a thread of its own.
+
+    A browser test's Playwright keeps an event loop running on the worker's main
+    thread for the whole session; starting another loop there would fail.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, fn, *args).result()
 
 
 async def exercise_every_tool(client) -> dict:
@@ -115,7 +126,7 @@ def test_every_tool_over_stdio(tmp_path):
         async with connect(stdio_params(path, TENANT)) as client:
             return await exercise_every_tool(client)
 
-    check_store(path, anyio.run(session))
+    check_store(path, run_async(session))
 
 
 def test_every_tool_over_streamable_http(tmp_path):
@@ -127,7 +138,7 @@ def test_every_tool_over_streamable_http(tmp_path):
 
     with http_server(path, TENANT) as url:
         assert url.startswith("http://127.0.0.1:")
-        made = anyio.run(session, url)
+        made = run_async(session, url)
     check_store(path, made)
 
 
@@ -148,7 +159,7 @@ def run_in_process(store, tenant: str, script) -> object:
         async with connect(create_server(store, tenant)) as client:
             return await script(client)
 
-    return anyio.run(session)
+    return run_async(session)
 
 
 @pytest.mark.parametrize(
@@ -274,7 +285,7 @@ def test_the_tenant_can_come_from_the_environment(tmp_path):
         async with connect(params) as client:
             return (await call(client, "remember", content="where am I"))["id"]
 
-    memory_id = anyio.run(session)
+    memory_id = run_async(session)
     store = memcommit.open(str(path))
     assert store.get(memory_id).tenant == "from-env"
     store.close()

@@ -17,11 +17,14 @@ from memcommit.workbench.source import BankSource, Source, StoreSource
 def open_source(target: str | None) -> Source:
     """The teaching bank without a target; otherwise the store, which must already exist.
 
-    A SQLite store is opened read-only, and refused when reading it would need a
-    write first (a missing file, pending migrations, not a memcommit store).
+    Stores are opened read-only (SQLite ``mode=ro``; PostgreSQL read-only
+    transactions) and refused when reading would need a write first (a missing
+    file or schema, pending migrations, not a memcommit store).
     """
     if target is None:
         return BankSource()
+    if target.startswith(("postgresql://", "postgres://")):
+        return StoreSource(memcommit.open(target, read_only=True))
     if target == ":memory:" or ("://" in target and not target.startswith("sqlite://")):
         return StoreSource(memcommit.open(target))
     return StoreSource(open_read_only(target))
@@ -33,8 +36,8 @@ def open_source(target: str | None) -> Source:
     "store_target",
     default=None,
     help=(
-        "SQLite file (opened read-only; refused if it needs a migration) or postgresql://"
-        " URL to inspect. Default: the teaching bank."
+        "SQLite file or postgresql:// URL to inspect, opened read-only (refused if it"
+        " needs a migration). Default: the teaching bank."
     ),
 )
 @click.option(

@@ -136,6 +136,7 @@ class PostgresBackend:
         connect_timeout: float = 5.0,
         lock_timeout: float = 30.0,
         pool_size: int = 4,
+        read_only: bool = False,
     ) -> None:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise InvalidInput("pool_size", pool_size, "must be an integer >= 1")
@@ -160,13 +161,20 @@ class PostgresBackend:
             f"BEGIN; {self._lock_wait}; SELECT seq, id, parent, time, author, message"
             " FROM commits ORDER BY seq DESC LIMIT 1"
         ).encode()
-        self._setup = sql.SQL("SET search_path TO {}; SET TIME ZONE 'UTC'").format(
-            sql.Identifier(self.schema)
-        )
+        if not isinstance(read_only, bool):
+            raise InvalidInput("read_only", read_only, "must be True or False")
+        # read_only: every transaction of every connection is refused writes by the server
+        setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
+        if read_only:
+            setup += "; SET default_transaction_read_only = on"
+        self._setup = sql.SQL(setup).format(sql.Identifier(self.schema))
         try:
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 self._configure(conn)
-                self._migrate(conn)
+                if read_only:
+                    self._require_current(conn)
+                else:
+                    self._migrate(conn)
         except psycopg.Error as exc:
             kind = type(_translated(exc))
             raise kind(f"postgresql: cannot open {self.target}: {str(exc).strip()}") from exc
@@ -213,6 +221,21 @@ class PostgresBackend:
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (number, name)
                 )
+
+    def _require_current(self, conn: psycopg.Connection) -> None:
+        """For a read-only open: the schema must exist with every migration applied."""
+        found = conn.execute(
+            "SELECT 1 FROM information_schema.tables"
+            " WHERE table_schema = %s AND table_name = 'schema_migrations'",
+            (self.schema,),
+        ).fetchone()
+        if found is None:
+            raise InvalidInput("store", self.target, "is not a memcommit store (read-only open)")
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        if any(number not in done for number, _, _ in migrations("postgres")):
+            raise InvalidInput(
+                "store", self.target, "needs a migration; open it read-write once first"
+            )
 
     @_mapped
     def applied_migrations(self) -> list[int]:
