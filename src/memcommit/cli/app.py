@@ -19,7 +19,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from memcommit.errors import MemcommitError
+from memcommit.errors import InvalidInput, MemcommitError
 
 console = Console()
 DEFAULT_STORE = "memcommit.db"
@@ -70,6 +70,19 @@ def handle_errors(fn: Callable) -> Callable:
             sys.exit(1)
 
     return wrapper
+
+
+def parse_now(text: str | None) -> datetime | None:
+    """``--now``: an ISO 8601 time with an offset, or None for the store's clock."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InvalidInput("now", text, "must be an ISO 8601 time with an offset, e.g. ...Z")
+    return moment
 
 
 def to_jsonable(value: Any) -> Any:

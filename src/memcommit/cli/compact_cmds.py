@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import click
 from rich.console import Console
@@ -11,7 +11,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import memcommit
-from memcommit.cli.app import console, handle_errors, json_option, main, print_json, store_option
+from memcommit.cli.app import (
+    console,
+    handle_errors,
+    json_option,
+    main,
+    parse_now,
+    print_json,
+    store_option,
+)
 from memcommit.compaction import (
     CompactionResult,
     Compactor,
@@ -38,19 +46,6 @@ def parse_age(text: str) -> timedelta:
     if not match:
         raise InvalidInput("older-than", text, "must be a number and a unit: s, m, h, d or w")
     return timedelta(**{_UNITS[match[2]]: float(match[1])})
-
-
-def parse_now(text: str | None) -> datetime | None:
-    """An ISO 8601 time with an offset, or None for the store's clock."""
-    if text is None:
-        return None
-    try:
-        now = datetime.fromisoformat(text)
-    except ValueError:
-        now = None
-    if now is None or now.tzinfo is None:
-        raise InvalidInput("now", text, "must be an ISO 8601 time with an offset, e.g. ...Z")
-    return now
 
 
 def build_policy(

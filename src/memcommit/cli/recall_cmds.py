@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import click
 from rich.table import Table
 
 import memcommit
-from memcommit.cli.app import console, handle_errors, json_option, main, print_json, store_option
+from memcommit.cli.app import (
+    console,
+    handle_errors,
+    json_option,
+    main,
+    parse_now,
+    print_json,
+    store_option,
+)
 from memcommit.errors import InvalidInput
 from memcommit.recall import Context, Tokens, Words, recall
 
@@ -24,18 +32,6 @@ def _duration(field: str, text: str | None) -> timedelta | None:
     if not match:
         raise InvalidInput(field, text, "must be a number and a unit: s, m, h, d or w")
     return timedelta(**{_UNITS[match[2]]: float(match[1])})
-
-
-def _now(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None:
-        raise InvalidInput("now", text, "must be an ISO 8601 time with an offset, e.g. ...Z")
-    return moment
 
 
 def _show(ctx: Context, explain: bool) -> None:
@@ -133,7 +129,7 @@ def recall_cmd(
             budget=budget,
             max_records=max_records,
             scorer=scorer,
-            now=_now(now),
+            now=parse_now(now),
             explain=explain,
         )
         if as_json:

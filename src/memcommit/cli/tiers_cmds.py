@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import datetime
 
 import click
 from rich.table import Table
 
 import memcommit
-from memcommit.cli.app import console, handle_errors, json_option, main, print_json, store_option
+from memcommit.cli.app import (
+    console,
+    handle_errors,
+    json_option,
+    main,
+    parse_now,
+    print_json,
+    store_option,
+)
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.tiers import AccessCount, Never, simulate
 from memcommit.tiers.memory import TieredMemory
@@ -17,18 +24,6 @@ from memcommit.tiers.simulate import policy_by_name
 from memcommit.tiers.traces import SYNTHETIC, synthetic
 
 POLICIES = ["fifo", "lru", "lfu", "2q", "arc", "forgetting", "scored", "learned"]
-
-
-def _now(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        now = datetime.fromisoformat(text)
-    except ValueError:
-        now = None
-    if now is None or now.tzinfo is None:
-        raise InvalidInput("now", text, "must be an ISO 8601 time with an offset")
-    return now
 
 
 def _tiers(store_target: str, tenant: str | None, **config) -> tuple[object, TieredMemory]:
@@ -176,7 +171,7 @@ def touch_cmd(
     store, tm = _tiers(store_target, tenant, **_config(**config))
     try:
         try:
-            result = tm.touch(list(ids), now=_now(now_text))
+            result = tm.touch(list(ids), now=parse_now(now_text))
             unknown: list[str] = []
         except NotFound as exc:
             result, unknown = exc.result, list(exc.value)
@@ -220,7 +215,7 @@ def maintain_cmd(
     """
     store, tm = _tiers(store_target, tenant, **_config(**config))
     try:
-        result = tm.maintain(now=_now(now_text))
+        result = tm.maintain(now=parse_now(now_text))
     finally:
         store.close()
     data = {

@@ -305,25 +305,7 @@ class TenantIndex:
             entry_keep = np.repeat(alive, ends - starts)
             terms = self.fwd_terms.view()[entry_keep]
             tfs = self.fwd_tf.view()[entry_keep]
-            columns = [
-                "alive",
-                "kind",
-                "scope",
-                "session",
-                "key",
-                "tier",
-                "created",
-                "commit",
-                "valid_from",
-                "valid_to",
-                "status_ok",
-                "always",
-                "latest",
-                "words",
-                "chars",
-                "token_count",
-            ]
-            kept = {name: getattr(self, name).view()[keep] for name in columns}
+            kept = {name: getattr(self, name).view()[keep] for name in _COLUMNS}
             ids = [self.ids[doc] for doc in keep.tolist()]
             self._reset_docs()
             for name, values in kept.items():
