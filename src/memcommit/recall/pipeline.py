@@ -62,7 +62,7 @@ def recall(
     scorer: str | Scorer | BatchScorer | None = None,
     as_of: Any = None,
     now: datetime | None = None,
-    explain: bool = True,
+    explain: bool = False,
 ) -> Context:
     """Pack a bounded context for ``query`` from one tenant's memories, explaining every one.
 
@@ -73,9 +73,10 @@ def recall(
     ``pools`` (default: one pool of ``budget`` and ``max_records``), always-scope
     memories first and outside every cap (when the pools leave kinds out, a first
     pool "always" loads those kinds' always-scope memories). ``now`` is the time
-    ages are measured at (default: the current UTC time). With ``explain=False``
-    the rows are computed only when first read; ``ctx.explanation`` counts them
-    and builds them a page at a time. An unknown tenant gives an empty context
+    ages are measured at (default: the current UTC time). Rows are computed when
+    first read (``explain=True`` builds them all before returning), so the common
+    path stays fast at a million memories; ``ctx.explanation`` counts them and
+    builds them a page at a time. An unknown tenant gives an empty context
     with a ``note``; a bad argument raises InvalidInput naming it.
     """
     if not isinstance(query, str):
