@@ -468,27 +468,7 @@ class TenantIndex:
         """Approximate bytes held by the arrays (not counting Python object overhead)."""
         total = sum(
             getattr(self, name).data.nbytes
-            for name in [
-                "alive",
-                "kind",
-                "scope",
-                "session",
-                "key",
-                "tier",
-                "created",
-                "commit",
-                "valid_from",
-                "valid_to",
-                "status_ok",
-                "always",
-                "latest",
-                "words",
-                "chars",
-                "token_count",
-                "fwd_start",
-                "fwd_terms",
-                "fwd_tf",
-            ]
+            for name in [*_COLUMNS, "fwd_start", "fwd_terms", "fwd_tf"]
         )
         total += self.main_ptr.nbytes + self.main_docs.nbytes + self.main_tf.nbytes
         total += sum(
