@@ -7,16 +7,20 @@ from dataclasses import asdict
 import click
 from rich.table import Table
 
-import memcommit
 from memcommit.cli.app import (
+    all_tenants_option,
     console,
     handle_errors,
     json_option,
     main,
-    parse_now,
     print_json,
     store_option,
+    tenant_option,
 )
+from memcommit.cli.moments import parse_now
+from memcommit.cli.opening import open_store
+from memcommit.cli.progress import progress_bar
+from memcommit.cli.tables import memory_table
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.tiers import AccessCount, Never, simulate
 from memcommit.tiers.memory import TieredMemory
@@ -26,9 +30,11 @@ from memcommit.tiers.traces import SYNTHETIC, synthetic
 POLICIES = ["fifo", "lru", "lfu", "2q", "arc", "forgetting", "scored", "learned"]
 
 
-def _tiers(store_target: str, tenant: str | None, **config) -> tuple[object, TieredMemory]:
-    store = memcommit.open(store_target)
-    view = store.tenant(tenant) if tenant is not None else store
+def _tiers(
+    store_target: str, tenant: str, all_tenants: bool, *, write: bool, **config
+) -> tuple[object, TieredMemory]:
+    store = open_store(store_target, write=write)
+    view = store if all_tenants else store.tenant(tenant)
     return store, TieredMemory(view, auto=False, **config)
 
 
@@ -67,7 +73,8 @@ def _policy_options(fn):
         click.option("--promote-uses", type=int, help="Promote memories used this often."),
         click.option("--mid-capacity", type=int, help="Evict to mid-term segments of this size."),
         click.option("--long-capacity", type=int, help="Trim long-term to this many."),
-        click.option("--tenant", help="Work in this tenant only."),
+        tenant_option,
+        all_tenants_option,
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -88,10 +95,11 @@ def tiers_group() -> None:
 @store_option
 @json_option
 @click.option("--scope", "scopes", multiple=True, help="Only these scopes (repeatable).")
-@click.option("--tenant", help="The tenant to show (default: default).")
+@tenant_option
+@all_tenants_option
 @handle_errors
 def working_cmd(
-    store_target: str, as_json: bool, scopes: tuple[str, ...], tenant: str | None
+    store_target: str, as_json: bool, scopes: tuple[str, ...], tenant: str, all_tenants: bool
 ) -> None:
     """List the memories in short-term memory (TieredMemory.working).
 
@@ -99,7 +107,7 @@ def working_cmd(
 
         memcommit tiers working --scope planner --json
     """
-    store, tm = _tiers(store_target, tenant)
+    store, tm = _tiers(store_target, tenant, all_tenants, write=False)
     try:
         found = tm.working(scopes=list(scopes) or None)
     finally:
@@ -109,26 +117,25 @@ def working_cmd(
             [{"id": m.id, "scope": m.scope, "kind": m.kind, "content": m.content} for m in found]
         )
         return
-    table = Table("id", "scope", "kind", "content")
-    for m in found:
-        table.add_row(m.id, m.scope, m.kind, m.content[:60])
-    console.print(table)
-    console.print(f"{len(found)} memories in short-term")
+    out = console()
+    out.print(memory_table(found))
+    out.print(f"{len(found)} memories in short-term")
 
 
 @tiers_group.command("stats")
 @store_option
 @json_option
-@click.option("--tenant", help="The tenant whose counters to show.")
+@tenant_option
+@all_tenants_option
 @handle_errors
-def stats_cmd(store_target: str, as_json: bool, tenant: str | None) -> None:
+def stats_cmd(store_target: str, as_json: bool, tenant: str, all_tenants: bool) -> None:
     """Show hits, warm hits, misses and tier moves per partition (TieredMemory.stats).
 
     Example:
 
         memcommit tiers stats --json
     """
-    store, tm = _tiers(store_target, tenant)
+    store, tm = _tiers(store_target, tenant, all_tenants, write=False)
     try:
         stats = tm.stats
     finally:
@@ -144,7 +151,7 @@ def stats_cmd(store_target: str, as_json: bool, tenant: str | None) -> None:
     ]
     for label, counts in rows:
         table.add_row(label, *[str(getattr(counts, n)) for n in names], f"{counts.hit_ratio:.3f}")
-    console.print(table)
+    console().print(table)
 
 
 @tiers_group.command("touch")
@@ -159,7 +166,8 @@ def touch_cmd(
     as_json: bool,
     ids: tuple[str, ...],
     now_text: str | None,
-    tenant: str | None,
+    tenant: str,
+    all_tenants: bool,
     **config,
 ) -> None:
     """Count a use of each id; page archived ones back in (TieredMemory.touch).
@@ -168,7 +176,7 @@ def touch_cmd(
 
         memcommit tiers touch 01a2... 01a3... --capacity 32 --eviction arc
     """
-    store, tm = _tiers(store_target, tenant, **_config(**config))
+    store, tm = _tiers(store_target, tenant, all_tenants, write=True, **_config(**config))
     try:
         try:
             result = tm.touch(list(ids), now=parse_now(now_text))
@@ -189,7 +197,7 @@ def touch_cmd(
     if as_json:
         print_json(data)
     else:
-        console.print(
+        console().print(
             ", ".join(
                 f"{k.replace('_', ' ')} {len(v)}" for k, v in data.items() if isinstance(v, list)
             )
@@ -205,15 +213,16 @@ def touch_cmd(
 @click.option("--now", "now_text", help="The time of the maintenance (ISO 8601).")
 @handle_errors
 def maintain_cmd(
-    store_target: str, as_json: bool, now_text: str | None, tenant: str | None, **config
-) -> None:
+    store_target: str, as_json: bool, now_text: str | None, tenant: str, all_tenants: bool,
+    **config,
+) -> None:  # fmt: skip
     """Promote, evict over-capacity partitions, settle mid-term, trim long-term (maintain).
 
     Example:
 
         memcommit tiers maintain --capacity 64 --promote-uses 3 --mid-capacity 256
     """
-    store, tm = _tiers(store_target, tenant, **_config(**config))
+    store, tm = _tiers(store_target, tenant, all_tenants, write=True, **_config(**config))
     try:
         result = tm.maintain(now=parse_now(now_text))
     finally:
@@ -230,7 +239,7 @@ def maintain_cmd(
     if as_json:
         print_json(data)
         return
-    console.print(", ".join(f"{k.replace('_', ' ')} {len(v)}" for k, v in data.items()))
+    console().print(", ".join(f"{k.replace('_', ' ')} {len(v)}" for k, v in data.items()))
 
 
 def _trace(path: str | None, kind: str | None, requests: int, seed: int) -> list:
@@ -291,12 +300,15 @@ def simulate_cmd(
 
         memcommit tiers simulate touches.txt --capacity 64 --capacity 256 --policy lru --policy arc
     """
-    trace = _trace(trace_file, synthetic, requests, seed)
-    results = [
-        simulate(trace, capacity=c, policy=policy_by_name(p))
-        for c in capacities
-        for p in (policies or POLICIES)
-    ]
+    runs = [(c, p) for c in capacities for p in (policies or POLICIES)]
+    with progress_bar("reading the trace", as_json=as_json):
+        trace = _trace(trace_file, synthetic, requests, seed)
+    results = []
+    with progress_bar(f"replaying {len(trace)} requests", as_json=as_json) as progress:
+        for done, (capacity, policy) in enumerate(runs):
+            progress(done, len(runs))
+            results.append(simulate(trace, capacity=capacity, policy=policy_by_name(policy)))
+        progress(len(runs), len(runs))
     if as_json:
         print_json([{**asdict(r), "misses": r.misses, "hit_ratio": r.hit_ratio} for r in results])
         return
@@ -310,4 +322,4 @@ def simulate_cmd(
             str(r.misses),
             f"{r.hit_ratio:.4f}",
         )
-    console.print(table)
+    console().print(table)
