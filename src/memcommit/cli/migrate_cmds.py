@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from memcommit.cli.app import console, handle_errors, json_option, main, print_json
-from memcommit.cli.opening import require_file, scheme_of
+from memcommit.cli.opening import require_file
 from memcommit.cli.progress import phase_bars
+from memcommit.store.backends import scheme_of
 
 _PHASES = {"copy": "copying commits", "verify": "verifying memories"}
 
@@ -29,7 +30,7 @@ def migrate_command(source: str, target: str, as_json: bool) -> None:
 
         memcommit migrate agent.db "postgresql://localhost/memory?schema=agents"
     """
-    from memcommit.migrate import migrate
+    from memcommit.store.migrate import migrate
 
     require_file(source, field="source")
     reading = {"read_only": True} if scheme_of(source) == "postgresql" else None

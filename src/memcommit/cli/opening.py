@@ -16,14 +16,7 @@ from typing import Any
 
 import memcommit
 from memcommit.errors import InvalidInput
-
-
-def scheme_of(target: str) -> str:
-    """``postgresql://x`` -> "postgresql"; plain paths and ":memory:" -> "sqlite"."""
-    head, sep, _ = target.partition("://")
-    if not sep:
-        return "sqlite"
-    return "postgresql" if head == "postgres" else head
+from memcommit.store.backends import scheme_of
 
 
 def sqlite_path(target: str) -> str | None:

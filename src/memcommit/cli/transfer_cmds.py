@@ -14,7 +14,7 @@ from memcommit.cli.progress import progress_bar
 from memcommit.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from memcommit.transfer import Summary
+    from memcommit.store.transfer import Summary
 
 
 @main.command("export")
@@ -33,7 +33,7 @@ def export_command(output: str, store_target: str, as_json: bool) -> None:
 
         memcommit export --store agent.db backup.jsonl
     """
-    from memcommit.transfer import export_jsonl
+    from memcommit.store.transfer import export_jsonl
 
     store = open_store(store_target, create=False)
     try:
@@ -69,7 +69,7 @@ def import_command(input_path: str, store_target: str, as_json: bool) -> None:
 
 
 def _import(store_target: str, source, *, as_json: bool) -> None:
-    from memcommit.transfer import import_jsonl
+    from memcommit.store.transfer import import_jsonl
 
     store = open_store(store_target, create=True)
     try:
