@@ -152,3 +152,26 @@ def test_time_forms():
     with pytest.raises(InvalidInput) as caught:
         parse_moment("at", "whenever", now=now)
     assert caught.value.field == "at" and TIME_FORMS in caught.value.reason
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add"], "error: Missing argument 'CONTENT' (see memcommit add --help)"),
+        (["add", "x", "--importance", "abc"], "'abc' is not a valid float"),
+        (["nope"], "error: No such command 'nope' (see memcommit --help)"),
+        (["find", "--kind", "bogus"], "Invalid value for '--kind'"),
+    ],
+)
+def test_click_usage_errors_are_one_line_too(args, message):
+    result = CliRunner().invoke(main, args, prog_name="memcommit")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and message in result.stderr
+
+
+def test_the_demo_refuses_an_existing_store_before_printing_anything(tmp_path):
+    taken = tmp_path / "taken.db"
+    taken.write_text("not a store")
+    result = run("demo", "--store", str(taken))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "must not exist yet" in result.stderr

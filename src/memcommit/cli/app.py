@@ -59,7 +59,30 @@ def setup_logging(verbose: int) -> None:
     logging.captureWarnings(True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class CommandLine(click.Group):
+    """The root group: click's own usage errors are one line too, like every other failure.
+
+    Click prints a usage error as the usage, a hint and the error on three lines;
+    here it is ``error: ...`` on one line that names the command's --help.
+    """
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            where = getattr(exc, "ctx", None)
+            hint = f" (see {where.command_path} --help)" if where is not None else ""
+            click.echo(f"error: {exc.format_message().rstrip('.')}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)  # an Exit's code; a command returns None
+
+
+@click.group(cls=CommandLine, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
 @click.option(
     "--verbose", "-v", count=True, help="Log what the library does on stderr (-vv: debug)."

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import click
-from rich.table import Table
+from rich.table import Column
 
 from memcommit.cli.app import (
     all_tenants_option,
@@ -20,6 +20,8 @@ from memcommit.cli.app import (
 from memcommit.cli.moments import parse_duration, parse_now
 from memcommit.cli.opening import open_store
 from memcommit.cli.progress import progress_bar
+from memcommit.cli.tables import short_ids
+from memcommit.cli.tables import table as shared_table
 from memcommit.compaction import (
     CompactionResult,
     Compactor,
@@ -153,10 +155,16 @@ def compact_cmd(
     if as_json:
         print_json(_compaction_json(result))
         return
-    table = Table("trace", "tenant", "summary", "task")
     shown = list(zip(result.traces, result.summaries, strict=True))[:SHOWN]
+    short = short_ids([*result.traces, *(s.id for s in result.summaries)])
+    table = shared_table(
+        Column("trace", no_wrap=True), Column("tenant", overflow="ellipsis"),
+        Column("summary", no_wrap=True), Column("task", ratio=1, overflow="ellipsis"),
+    )  # fmt: skip
     for trace_id, summary in shown:
-        table.add_row(trace_id, summary.tenant, summary.id, summary.metadata.get("task", ""))
+        table.add_row(
+            short[trace_id], summary.tenant, short[summary.id], summary.metadata.get("task", "")
+        )
     if shown:
         console().print(table)
     if len(result.traces) > len(shown):

@@ -240,14 +240,14 @@ def demo(store_target: str | None, as_json: bool) -> None:
 
         memcommit demo
     """
-    out = Console(file=io.StringIO()) if as_json else console()
-    figures = {"poolsplit": poolsplit_story(out)}
     if store_target is None:
         store_target = str(Path(tempfile.mkdtemp(prefix="memcommit-demo-")) / "memcommit.db")
     elif Path(store_target).exists():
         raise click.BadParameter(
             "must not exist yet: the demo starts a new store", param_hint="--store"
         )
+    out = Console(file=io.StringIO()) if as_json else console()
+    figures = {"poolsplit": poolsplit_story(out)}
     figures["session"] = session_story(out, store_target)
     if as_json:
         print_json(figures)

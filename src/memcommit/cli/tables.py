@@ -29,10 +29,10 @@ PREVIEW = 90
 BOX = box.SIMPLE_HEAD
 
 
-def table(*columns: Column | str) -> Table:
-    """A table as wide as the terminal, in the style every command shares."""
+def table(*columns: Column | str, expand: bool = True) -> Table:
+    """A table in the style every command shares; as wide as the terminal unless told."""
     return Table(
-        *columns, box=BOX, expand=True, pad_edge=False, collapse_padding=True, show_edge=False
+        *columns, box=BOX, expand=expand, pad_edge=False, collapse_padding=True, show_edge=False
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import click
-from rich.table import Table
+from rich.table import Column
 
 from memcommit.cli.app import (
     all_tenants_option,
@@ -21,6 +21,7 @@ from memcommit.cli.moments import parse_now
 from memcommit.cli.opening import open_store
 from memcommit.cli.progress import progress_bar
 from memcommit.cli.tables import memory_table
+from memcommit.cli.tables import table as shared_table
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.tiers import AccessCount, Never, simulate
 from memcommit.tiers.memory import TieredMemory
@@ -143,14 +144,20 @@ def stats_cmd(store_target: str, as_json: bool, tenant: str, all_tenants: bool) 
     if as_json:
         print_json(stats.to_json())
         return
+    # one column per partition (and the total): counter names are long, partitions few
     names = list(asdict(stats.total))
-    table = Table("partition", *[n.replace("_", " ") for n in names], "hit ratio")
-    rows = [
+    parts = [
         *[(f"{t}/{s}", c) for (t, s), c in sorted(stats.partitions.items())],
         ("total", stats.total),
     ]
-    for label, counts in rows:
-        table.add_row(label, *[str(getattr(counts, n)) for n in names], f"{counts.hit_ratio:.3f}")
+    table = shared_table(
+        Column("counter", no_wrap=True),
+        *[Column(label, justify="right", overflow="fold") for label, _ in parts],
+        expand=False,
+    )
+    for name in names:
+        table.add_row(name.replace("_", " "), *[str(getattr(c, name)) for _, c in parts])
+    table.add_row("hit ratio", *[f"{c.hit_ratio:.3f}" for _, c in parts])
     console().print(table)
 
 
@@ -312,7 +319,10 @@ def simulate_cmd(
     if as_json:
         print_json([{**asdict(r), "misses": r.misses, "hit_ratio": r.hit_ratio} for r in results])
         return
-    table = Table("policy", "capacity", "requests", "hits", "misses", "hit ratio")
+    table = shared_table(
+        "policy", *[Column(h, justify="right") for h in ("capacity", "requests", "hits", "misses")],
+        Column("hit ratio", justify="right"), expand=False,
+    )  # fmt: skip
     for r in results:
         table.add_row(
             r.policy,
