@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import memcommit
 from memcommit.cli import main
-from memcommit.cli.tables import ELLIPSIS, MIN_ID, preview, short_ids, when
+from memcommit.cli.ids import ELLIPSIS, MIN_ID, short_ids
+from memcommit.cli.tables import preview, when
 
 CONTENTS = [
     "The user prefers tea in the morning and coffee after lunch.",

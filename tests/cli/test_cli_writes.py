@@ -132,3 +132,15 @@ def test_cli_writes_equal_the_python_api(cli, target):
     finally:
         store.close()
     assert latest.tags == ("pref", "drink") and latest.always is True and latest.version == 2
+
+
+def test_short_commit_ids_from_the_log_work_as_arguments(cli):
+    added(cli, "first fact")
+    added(cli, "second fact")
+    first, second = reversed(cli.json("log"))
+    short = "…" + first["id"][-7:]
+    assert short in cli("log").stdout
+    assert cli.json("show", short)["seq"] == first["seq"]
+    assert [m["content"] for m in cli.json("find", "--as-of", short)] == ["first fact"]
+    assert [c["op"] for c in cli.json("diff", short, second["id"][-8:])] == ["add"]
+    assert "not found" in cli("show", "…fffffff", code=1).stderr

@@ -17,10 +17,10 @@ from memcommit.cli.app import (
     store_option,
     tenant_option,
 )
+from memcommit.cli.ids import short_ids
 from memcommit.cli.moments import parse_duration, parse_now
 from memcommit.cli.opening import open_store
 from memcommit.cli.progress import progress_bar
-from memcommit.cli.tables import short_ids
 from memcommit.cli.tables import table as shared_table
 from memcommit.compaction import (
     CompactionResult,

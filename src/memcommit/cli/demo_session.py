@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 import memcommit
-from memcommit.cli.tables import short_ids
+from memcommit.cli.ids import short_ids
 from memcommit.compaction import Compactor
 from memcommit.recall import Words
 from memcommit.tiers import LRU, TieredMemory

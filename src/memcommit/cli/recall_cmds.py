@@ -15,10 +15,11 @@ from memcommit.cli.app import (
     tenant_option,
     wide_option,
 )
-from memcommit.cli.moments import parse_as_of, parse_duration, parse_now
+from memcommit.cli.ids import resolve_as_of, short_ids
+from memcommit.cli.moments import parse_duration, parse_now
 from memcommit.cli.opening import opened
 from memcommit.cli.progress import progress_bar
-from memcommit.cli.tables import preview, short_ids, table
+from memcommit.cli.tables import preview, table
 from memcommit.errors import InvalidInput
 from memcommit.recall import Context, Tokens, Words, recall
 
@@ -165,7 +166,7 @@ def _recall(
         budget=budget,
         max_records=max_records,
         scorer=scorer,
-        as_of=parse_as_of(as_of),
+        as_of=resolve_as_of(view, as_of),
         now=parse_now(now),
         explain=explain,
     )

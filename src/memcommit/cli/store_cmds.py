@@ -21,7 +21,7 @@ from memcommit.cli.app import (
     tenant_option,
     wide_option,
 )
-from memcommit.cli.moments import parse_as_of
+from memcommit.cli.ids import resolve_as_of, resolve_memory
 from memcommit.cli.opening import opened
 from memcommit.cli.tables import (
     changes_table,
@@ -29,7 +29,6 @@ from memcommit.cli.tables import (
     commit_table,
     count,
     memory_table,
-    resolve_memory,
     when,
 )
 from memcommit.model import KINDS, TIERS
@@ -119,7 +118,7 @@ def get_cmd(memory_id: str, as_of_text: str | None, tenant: str, store_target: s
         memcommit get 01a228c9a9fb154e01830803e85a0f72 --as-of 3
     """
     with opened(store_target, tenant) as view:
-        m = view.get(resolve_memory(view, memory_id), as_of=parse_as_of(as_of_text))
+        m = view.get(resolve_memory(view, memory_id), as_of=resolve_as_of(view, as_of_text))
     if as_json:
         print_json(m)
         return
@@ -161,7 +160,7 @@ def find_cmd(
         found = view.find(
             kinds=kinds or None, scopes=scopes or None, sessions=sessions or None, key=key,
             tiers=tiers or None, trace=trace, live=not everything, limit=limit,
-            as_of=parse_as_of(as_of_text),
+            as_of=resolve_as_of(view, as_of_text),
         )  # fmt: skip
     if as_json:
         print_json(found)
@@ -190,7 +189,7 @@ def log_cmd(
         memcommit log --limit 10
     """
     with opened(store_target, tenant) as view:
-        commits = view.log(limit=limit, as_of=parse_as_of(as_of_text))
+        commits = view.log(limit=limit, as_of=resolve_as_of(view, as_of_text))
     if as_json:
         print_json(commits)
         return
@@ -214,7 +213,7 @@ def show_cmd(commit: str, tenant: str, store_target: str, wide: bool, as_json: b
         memcommit show 3
     """
     with opened(store_target, tenant) as view:
-        found = view.show(int(commit) if commit.isdigit() else commit)
+        found = view.show(resolve_as_of(view, commit, field="commit"))
     if as_json:
         print_json(found)
         return
@@ -261,7 +260,7 @@ def diff_cmd(a: str, b: str, tenant: str, store_target: str, wide: bool, as_json
         memcommit diff 2 5
     """
     with opened(store_target, tenant) as view:
-        changes = view.diff(parse_as_of(a, field="a"), parse_as_of(b, field="b"))
+        changes = view.diff(resolve_as_of(view, a, field="a"), resolve_as_of(view, b, field="b"))
     if as_json:
         print_json(changes)
         return

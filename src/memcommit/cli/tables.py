@@ -1,28 +1,21 @@
 """Tables that read well at 80 columns and in a wide terminal.
 
-Ids are shortened as git shortens hashes: to the shortest string that still
-tells the shown ids apart, at least ``MIN_ID`` digits. memcommit ids begin with
-their creation time (memories made in the same millisecond share 31 of their 32
-digits), so the distinguishing digits are at the end: a short id is the
-shortest unique *suffix*, shown after "…", and every command taking an id
-accepts it (see `resolve_memory`). Times are ``YYYY-MM-DD HH:MM`` in UTC. Long
-text wraps at word boundaries; a word too long for its column ends in "…".
+Ids are shortened (see `memcommit.cli.ids`) unless ``--wide``; times are
+``YYYY-MM-DD HH:MM`` in UTC. Long text wraps at word boundaries; a word too
+long for its column ends in "…".
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any
 
 from rich import box
 from rich.table import Column, Table
 
-from memcommit.errors import InvalidInput, NotFound
+from memcommit.cli.ids import ELLIPSIS, short_ids
 from memcommit.model import Change, Commit, Memory
 
-MIN_ID = 7
-ELLIPSIS = "…"
 #: Content shown in a narrow table: longer text is cut at a word boundary.
 PREVIEW = 90
 #: Rules under the header only: no side borders, so text keeps the columns.
@@ -34,54 +27,6 @@ def table(*columns: Column | str, expand: bool = True) -> Table:
     return Table(
         *columns, box=BOX, expand=expand, pad_edge=False, collapse_padding=True, show_edge=False
     )
-
-
-def short_ids(ids: Iterable[str]) -> dict[str, str]:
-    """Each id -> its shortest unique suffix (at least MIN_ID digits) after "…".
-
-    Sorted by their reversed text, ids sharing a suffix are neighbours: one
-    digit more than the longest suffix shared with a neighbour is unique.
-    """
-    backwards = sorted({id[::-1] for id in ids})
-    shown: dict[str, str] = {}
-    for i, rev in enumerate(backwards):
-        shared = max(
-            (_common_prefix(rev, backwards[j]) for j in (i - 1, i + 1) if 0 <= j < len(backwards)),
-            default=0,
-        )
-        n = max(MIN_ID, shared + 1)
-        id = rev[::-1]
-        shown[id] = id if n >= len(id) else ELLIPSIS + id[-n:]
-    return shown
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def resolve_memory(view: Any, text: str, *, field: str = "id") -> str:
-    """A memory id from a full id or a short one ("…4be01f3", "4be01f3" or a prefix).
-
-    A full id is returned as it is (the library says if it does not exist); a
-    short one must match exactly one of the tenant's memories.
-    """
-    text = text.strip()
-    if len(text) == 32:
-        return text
-    part = text.removeprefix(ELLIPSIS).removeprefix("...")
-    if len(part) < 4:
-        raise InvalidInput(field, text, "give the full id or at least 4 of its last digits")
-    matches = [m.id for m in view.find(live=False) if m.id.endswith(part) or m.id.startswith(part)]
-    if not matches:
-        raise NotFound(field, text)
-    if len(matches) > 1:
-        raise InvalidInput(field, text, f"matches {len(matches)} memories; give more digits")
-    return matches[0]
 
 
 def when(moment: datetime | None) -> str:

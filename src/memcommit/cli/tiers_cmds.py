@@ -17,6 +17,7 @@ from memcommit.cli.app import (
     store_option,
     tenant_option,
 )
+from memcommit.cli.ids import is_short_id, resolve_memory
 from memcommit.cli.moments import parse_now
 from memcommit.cli.opening import open_store
 from memcommit.cli.progress import progress_bar
@@ -181,12 +182,14 @@ def touch_cmd(
 
     Example:
 
-        memcommit tiers touch 01a2... 01a3... --capacity 32 --eviction arc
+        memcommit tiers touch …4be01f3 …9c2d7aa --capacity 32 --eviction arc
     """
     store, tm = _tiers(store_target, tenant, all_tenants, write=True, **_config(**config))
     try:
+        view = store if all_tenants else store.tenant(tenant)
+        full = [resolve_memory(view, id) if is_short_id(id) else id for id in ids]
         try:
-            result = tm.touch(list(ids), now=parse_now(now_text))
+            result = tm.touch(full, now=parse_now(now_text))
             unknown: list[str] = []
         except NotFound as exc:
             result, unknown = exc.result, list(exc.value)

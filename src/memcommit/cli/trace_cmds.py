@@ -10,8 +10,8 @@ from __future__ import annotations
 import click
 
 from memcommit.cli.app import console, handle_errors, main, print_json
+from memcommit.cli.ids import resolve_memory
 from memcommit.cli.opening import opened
-from memcommit.cli.tables import resolve_memory
 from memcommit.cli.write_cmds import commit_options
 from memcommit.model import KINDS
 from memcommit.store.transaction import TRACE_ENDINGS

@@ -21,9 +21,9 @@ from memcommit.cli.app import (
     store_option,
     tenant_option,
 )
+from memcommit.cli.ids import resolve_memory
 from memcommit.cli.moments import TIME_FORMS, parse_moment
 from memcommit.cli.opening import opened
-from memcommit.cli.tables import resolve_memory
 from memcommit.model import KINDS, Memory
 from memcommit.store import Transaction
 
