@@ -160,6 +160,8 @@ def handle_errors(fn: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:  # a reader such as `head` left: click ends quietly
+            raise
         except (MemcommitError, OSError, UnicodeDecodeError) as exc:
             ctx = click.get_current_context()
             if (ctx.find_root().obj or {}).get("debug"):
