@@ -697,9 +697,11 @@ function renderTable() {
 
 function updateTableHint() {
   // Say that the table scrolls sideways while columns are still hidden to the right.
+  // Scrolled to the end it only fades, so the table does not jump under the reader's finger.
   const scroller = $("table-scroll");
-  const hidden = scroller.scrollWidth - scroller.clientWidth - scroller.scrollLeft;
-  $("table-hint").hidden = hidden <= 4;
+  const overflow = scroller.scrollWidth - scroller.clientWidth;
+  $("table-hint").hidden = overflow <= 1;
+  $("table-hint").classList.toggle("spent", overflow - scroller.scrollLeft <= 4);
 }
 
 // ---------- rendering: baseline and current ----------
