@@ -44,7 +44,7 @@ def rival_commits_first(ours, theirs, at):
 def test_maintenance_after_a_commit_outlived_by_another_writer_never_fails_it(pair):
     ours, theirs = pair
     rival_commits_first(ours, theirs, LATER)
-    tiers = TieredMemory(ours, capacity=2, eviction=FIFO())
+    TieredMemory(ours, capacity=2, eviction=FIFO())
     with ours.commit(message="three", now=NOW) as tx:  # over capacity: maintenance follows
         ids = [tx.add(f"note {i}").id for i in range(3)]
     assert tx.result.seq == 1  # it landed, and nothing was raised for it
