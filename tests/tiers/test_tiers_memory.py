@@ -336,7 +336,7 @@ class Exploding(LRU):
 def test_a_failed_touch_moves_nothing_and_counts_nothing(store):
     resident = add(store, 2)
     (archived,) = add(store, 1, tier="archive")
-    Exploding.armed = True  # once per test (each backend): every copy shares the flag
+    Exploding.armed = True  # once per test (each backend)
     tm = TieredMemory(store, capacity=2, eviction=Exploding())
     tm.touch(resident, now=NOW)
     head, stats = store.head, tm.stats.to_json()

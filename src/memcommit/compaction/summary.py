@@ -164,7 +164,7 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def checked(
+def _checked(
     data: Any, *, max_bytes: int = MAX_BYTES, content_bytes: int | None = None
 ) -> tuple[str, Any]:
     """``data`` as (readable content, normalized JSON data); InvalidInput if it cannot be kept.
@@ -200,6 +200,6 @@ def summarize(
     except Exception as exc:  # a plug-in may fail any way; its input is just left as is
         raise UnusableSummary(f"{summarizer_name(make)} raised {_describe(exc)}") from exc
     try:
-        return checked(data, max_bytes=max_bytes, content_bytes=content_bytes)
+        return _checked(data, max_bytes=max_bytes, content_bytes=content_bytes)
     except Exception as exc:  # odd objects can fail while being checked, too
         raise UnusableSummary(f"unusable summary: {exc}") from exc
