@@ -176,7 +176,7 @@ def test_bulk_moves_refuse_what_single_moves_refuse(store):
 
 
 def test_store_backend_is_the_documented_escape_hatch(store):
-    assert store.backend is store._backend
+    assert store.backend is store._core.backend
     assert not hasattr(store.tenant("x"), "backend")
     store.close()
     with pytest.raises(Exception, match="closed"):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from memcommit.store.operations import StoreApi
 
 if TYPE_CHECKING:
+    from memcommit.store.core import Core
     from memcommit.store.store import Store
 
 
@@ -21,8 +22,9 @@ class TenantView(StoreApi):
     server, the workbench) cannot reach the whole store through it.
     """
 
-    def __init__(self, store: Store, name: str) -> None:
+    def __init__(self, store: Store, core: Core, name: str) -> None:
         self._store = store
+        self._core = core
         self._only = name
 
     @property

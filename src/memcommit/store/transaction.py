@@ -22,7 +22,7 @@ from memcommit.store.records import change, fields_of, memory
 from memcommit.store.records import commit as make_commit
 
 if TYPE_CHECKING:
-    from memcommit.store.store import Store
+    from memcommit.store.core import Core
 
 TRACE_ENDINGS = ("finished", "failed")
 
@@ -42,11 +42,10 @@ class Pending:
 class Transaction:
     """The ``tx`` of ``with store.commit(...) as tx``; ``tx.result`` is the landed Commit."""
 
-    def __init__(self, store: Store, pending: Pending, tenant: str | None) -> None:
-        self._store = store
+    def __init__(self, core: Core, pending: Pending, tenant: str | None) -> None:
         self._only = tenant  # set for a tenant view: every read and write stays in it
-        self._backend = store._backend
-        self._limit = store.max_content_bytes
+        self._backend = core.backend
+        self._limit = core.max_content_bytes
         self.pending = pending
         self.result: Commit | None = None
         # Buffers hold each version's field dict (see `_frozen`) and each change as a
@@ -100,19 +99,49 @@ class Transaction:
     ) -> Memory:
         """Add a new memory (version 1) and return it; ``tenant`` defaults to "default"."""
         m = self._new_memory(
-            content, kind, scope, tenant, session, key, importance, tags, project, always,
-            token_count, metadata, valid_from, valid_to, id, tier, None, None,
-        )  # fmt: skip
+            content,
+            kind=kind,
+            scope=scope,
+            tenant=tenant,
+            session=session,
+            key=key,
+            importance=importance,
+            tags=tags,
+            project=project,
+            always=always,
+            token_count=token_count,
+            metadata=metadata,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            id=id,
+            tier=tier,
+        )
         self._record(m, "add", None)
         return m
 
     def _new_memory(
-        self, content: Any, kind: Any, scope: Any, tenant: Any, session: Any, key: Any,
-        importance: Any, tags: Any, project: Any, always: Any, token_count: Any, metadata: Any,
-        valid_from: Any, valid_to: Any, id: Any, tier: Any, trace_id: str | None,
-        step: int | None,
-    ) -> Memory:  # fmt: skip
-        """Version 1 of a new memory, every field checked (positional: this is the hot path)."""
+        self,
+        content: Any,
+        *,
+        kind: Any = "fact",
+        scope: Any = "shared",
+        tenant: Any = None,
+        session: Any = None,
+        key: Any = None,
+        importance: Any = 0.5,
+        tags: Any = (),
+        project: Any = None,
+        always: Any = False,
+        token_count: Any = None,
+        metadata: Any = None,
+        valid_from: Any = None,
+        valid_to: Any = None,
+        id: Any = None,
+        tier: Any = "short",
+        trace_id: str | None = None,
+        step: int | None = None,
+    ) -> Memory:
+        """Version 1 of a new memory, every field checked (the arguments are the caller's)."""
         p = self.pending
         if valid_from is not None or valid_to is not None:
             valid_from = v.moment("valid_from", valid_from)
@@ -328,14 +357,20 @@ class Transaction:
     ) -> str:
         """Start a trace; its root memory holds the task, with trace_id set and step 0."""
         root = self._new_memory(
-            task, kind, scope, tenant, session, None, 0.5, (), None, False, None, metadata,
-            None, None, None, "short", None, 0,
-        )  # fmt: skip
+            task, kind=kind, scope=scope, tenant=tenant, session=session, metadata=metadata, step=0
+        )
         trace_id = root.id  # the trace is named after its root memory
         root = memory({**fields_of(root), "trace_id": trace_id})
         p = self.pending
         self._traces[trace_id] = TraceRow(
-            trace_id, root.tenant, root.scope, root.session, "open", 0, p.seq, p.time
+            id=trace_id,
+            tenant=root.tenant,
+            scope=root.scope,
+            session=root.session,
+            status="open",
+            last_step=0,
+            started_seq=p.seq,
+            started_at=p.time,
         )
         self._record(root, "begin_trace", None)
         return trace_id
@@ -354,9 +389,17 @@ class Transaction:
         trace = self._open_trace(trace_id)
         n = trace.last_step + 1
         m = self._new_memory(
-            content, kind, trace.scope, trace.tenant, trace.session, None, importance, tags,
-            None, False, None, metadata, None, None, None, "short", trace_id, n,
-        )  # fmt: skip
+            content,
+            kind=kind,
+            scope=trace.scope,
+            tenant=trace.tenant,
+            session=trace.session,
+            importance=importance,
+            tags=tags,
+            metadata=metadata,
+            trace_id=trace_id,
+            step=n,
+        )
         self._traces[trace_id] = replace(trace, last_step=n)
         self._record(m, "step", {"trace": trace_id, "step": n})
         return m
@@ -492,9 +535,14 @@ class Transaction:
             change(op, mid, version, detail or {}) for op, mid, version, detail in self._changes
         )
         commit = make_commit(
-            seq=p.seq, id=p.id, parent=p.parent, time=p.time, author=p.author,
-            message=p.message, changes=changes,
-        )  # fmt: skip
+            seq=p.seq,
+            id=p.id,
+            parent=p.parent,
+            time=p.time,
+            author=p.author,
+            message=p.message,
+            changes=changes,
+        )
         return Batch(
             commit=commit,
             tenants=self._tenants,

@@ -443,9 +443,13 @@ class PostgresBackend(common.SQLBackend):
         if tip_only and not changes and self._tip is not None and self._mine():
             return [self.rows.commit((*self._tip, "[]"))] if self._tip else []
         return super().commits(
-            seqs=seqs, after=after, upto=upto, newest_first=newest_first, limit=limit,
+            seqs=seqs,
+            after=after,
+            upto=upto,
+            newest_first=newest_first,
+            limit=limit,
             changes=changes,
-        )  # fmt: skip
+        )
 
     @_mapped
     def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

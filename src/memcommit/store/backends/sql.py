@@ -80,8 +80,9 @@ MEMORY: tuple[Column, ...] = (
 #: The version row's one column that is not a memory field: the commit that replaced it.
 END_SEQ = Column("end_seq", "end_seq")
 #: The ``commits`` table: a commit with its changes as JSON text.
-COMMIT = _same_names("seq", "id", "parent", "time", "author", "message", "changes",
-                     codecs={"time": "time"})  # fmt: skip
+COMMIT = _same_names(
+    "seq", "id", "parent", "time", "author", "message", "changes", codecs={"time": "time"}
+)
 #: The ``traces`` table, in `TraceRow` field order.
 TRACE = _same_names(
     *(f.name for f in fields(TraceRow)), codecs={"started_at": "time", "ended_at": "time"}
@@ -198,9 +199,14 @@ class Rows:
             changes.append(change(op, memory_id, version, detail[0] if detail else {}))
             tenants.append(tenant)
         made = make_commit(
-            seq=f["seq"], id=f["id"], parent=f["parent"], time=self.dialect.time_in(f["time"]),
-            author=f["author"], message=f["message"], changes=tuple(changes),
-        )  # fmt: skip
+            seq=f["seq"],
+            id=f["id"],
+            parent=f["parent"],
+            time=self.dialect.time_in(f["time"]),
+            author=f["author"],
+            message=f["message"],
+            changes=tuple(changes),
+        )
         return made, tenants
 
     def commit_row(self, batch: Batch) -> tuple[Any, ...]:
@@ -582,9 +588,14 @@ class SQLBackend:
         changes: bool = True,
     ) -> list[tuple[Commit, list[str | None]]]:
         text, params = commits_sql(
-            self.dialect, seqs=seqs, after=after, upto=upto, newest_first=newest_first,
-            limit=limit, changes=changes,
-        )  # fmt: skip
+            self.dialect,
+            seqs=seqs,
+            after=after,
+            upto=upto,
+            newest_first=newest_first,
+            limit=limit,
+            changes=changes,
+        )
         return [self.rows.commit(r) for r in self._select(text, params)]
 
     def commit_seq(self, commit_id: str) -> int | None:
@@ -629,9 +640,15 @@ class SQLBackend:
         limit: int | None = None,
     ) -> list[TraceRow]:
         text, params = traces_sql(
-            self.dialect, ids=ids, tenant=tenant, as_of=as_of, status=status,
-            unmarked=unmarked, after=after, limit=limit,
-        )  # fmt: skip
+            self.dialect,
+            ids=ids,
+            tenant=tenant,
+            as_of=as_of,
+            status=status,
+            unmarked=unmarked,
+            after=after,
+            limit=limit,
+        )
         return [self.rows.trace(r) for r in self._select(text, params)]
 
     def tenants(self, as_of: int | None = None) -> list[str]:
