@@ -251,14 +251,14 @@ class Explanation:
             return Row(memory, "packing", cosine, score, "excluded", reason, pool, cost, trail)
         found = self._decided[doc]
         decision = found.decision
-        outcome, reason = ("selected", None) if taken(decision) else ("excluded", decision.outcome)
+        outcome, verdict = ("selected", None) if taken(decision) else ("excluded", decision.outcome)
         return Row(
             memory,
             "packing",
             cosine,
             score,
             outcome,
-            reason,
+            verdict,
             decision.pool,
             int(decision.cost),
             tuple(found.trail),

@@ -137,7 +137,9 @@ class Core:
             )
         return now
 
-    def _after(self, commit: Commit, tenants: list[str | None], deferred: list) -> None:
+    def _after(
+        self, commit: Commit, tenants: list[str | None], deferred: list[Callable[[], Any]]
+    ) -> None:
         """Run subscribers, then deferred work; every hook runs even if an earlier one raised.
 
         Failures are raised together afterwards as a `HookError`: the commit landed.
@@ -151,9 +153,9 @@ class Core:
                 fn(seen)
             except Exception as exc:
                 errors.append(exc)
-        for fn in deferred:
+        for work in deferred:
             try:
-                fn()
+                work()
             except Exception as exc:
                 errors.append(exc)
         if errors:

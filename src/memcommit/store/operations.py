@@ -18,6 +18,7 @@ from memcommit.model import KINDS, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.store import validate as v
 from memcommit.store.backends.base import MemoryQuery, TraceRow
 from memcommit.store.core import Core, visible_commit
+from memcommit.store.protocols import CommitRef
 from memcommit.store.transaction import TRACE_ENDINGS, Transaction
 
 TRACE_STATUSES = ("open", *TRACE_ENDINGS)
@@ -90,8 +91,8 @@ class StoreApi:
         value may be a callable instead, from the stored value (None if none) to
         the new one, called inside the write: concurrent increments are never lost.
         """
-        ids = v.names("ids", ids)
-        if ids is None:
+        counted = v.names("ids", ids)
+        if counted is None:
             raise InvalidInput("ids", ids, "must be a list of memory ids")
         if not isinstance(state, Mapping | None) or any(
             not isinstance(name, tuple) or len(name) != 2 for name in state or ()
@@ -105,14 +106,14 @@ class StoreApi:
             )
             for (namespace, key), value in (state or {}).items()
         ]
-        self._require(set(ids))
+        self._require(set(counted))
         with self._core.writing() as backend:
             for namespace, key, text in writes:
                 if callable(text):  # an update of the stored value, under the write lock
                     old = backend.state_get(namespace, key)
                     text = v.json_value("value", text(None if old is None else json.loads(old)))
                 backend.state_set(namespace, key, text)
-            return backend.record_uses(ids)
+            return backend.record_uses(counted)
 
     @_reading
     def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
@@ -155,7 +156,7 @@ class StoreApi:
     # -- reading memories ----------------------------------------------------------
 
     @_reading
-    def get(self, id: str, *, as_of: Any = None) -> Memory:
+    def get(self, id: str, *, as_of: CommitRef | None = None) -> Memory:
         """The memory ``id`` (its latest version, or the one current at ``as_of``)."""
         v.text("id", id)
         found = self._core.backend.memories(
@@ -180,7 +181,7 @@ class StoreApi:
         since: datetime | None = None,
         until: datetime | None = None,
         trace: str | None = None,
-        as_of: Any = None,
+        as_of: CommitRef | None = None,
         limit: int | None = None,
     ) -> list[Memory]:
         """Memories matching every given filter, in id order (creation order for generated ids).
@@ -219,7 +220,7 @@ class StoreApi:
         )
 
     @_reading
-    def history(self, memory_id: str, *, as_of: Any = None) -> list[Memory]:
+    def history(self, memory_id: str, *, as_of: CommitRef | None = None) -> list[Memory]:
         """Every version of one memory, oldest first (those written up to ``as_of``)."""
         versions = self._core.backend.history(v.text("memory_id", memory_id))
         seq = self._core.seq(as_of)
@@ -232,7 +233,7 @@ class StoreApi:
     # -- reading commits -----------------------------------------------------------
 
     @_reading
-    def log(self, *, limit: int | None = None, as_of: Any = None) -> list[Commit]:
+    def log(self, *, limit: int | None = None, as_of: CommitRef | None = None) -> list[Commit]:
         """Commits, newest first (up to the as_of commit)."""
         core = self._core
         limit = v.limit(limit)
@@ -249,7 +250,7 @@ class StoreApi:
         return out[:limit]
 
     @_reading
-    def show(self, commit: Any) -> Commit:
+    def show(self, commit: CommitRef) -> Commit:
         """One commit with its changes, by seq, id or Commit."""
         core = self._core
         seq = core.seq(commit, field="commit", moments=False)
@@ -264,8 +265,8 @@ class StoreApi:
     def head(self) -> Commit | None:
         """The newest commit (this view's newest, for a tenant view), or None."""
         if self._only is None:
-            newest = self._core.backend.commits(limit=1)
-            return newest[0][0] if newest else None
+            rows = self._core.backend.commits(limit=1)
+            return rows[0][0] if rows else None
         newest = self.log(limit=1)
         return newest[0] if newest else None
 
@@ -296,7 +297,7 @@ class StoreApi:
         return self._core.backend.tier_counts(v.names("tiers", tiers, TIERS), self._only, always)
 
     @_reading
-    def diff(self, a: Any, b: Any = None) -> list[Change]:
+    def diff(self, a: CommitRef, b: CommitRef | None = None) -> list[Change]:
         """Every change after commit ``a`` up to and including commit ``b`` (default: head).
 
         ``a`` and ``b`` are commits (seq, id, Commit) or times; seq 0 is the empty store.
@@ -322,7 +323,7 @@ class StoreApi:
     # -- traces --------------------------------------------------------------------
 
     @_reading
-    def trace(self, trace_id: str, *, as_of: Any = None) -> Trace:
+    def trace(self, trace_id: str, *, as_of: CommitRef | None = None) -> Trace:
         """A trace with its root and ordered steps, as it stood at ``as_of``."""
         core = self._core
         seq = core.seq(as_of)
@@ -337,7 +338,7 @@ class StoreApi:
         *,
         tenant: str | None = None,
         status: str | None = None,
-        as_of: Any = None,
+        as_of: CommitRef | None = None,
         unmarked: str | None = None,
         after: str | None = None,
         limit: int | None = None,

@@ -13,6 +13,7 @@ from memcommit.store.backends.base import Backend
 from memcommit.store.check import CheckReport
 from memcommit.store.core import Core
 from memcommit.store.operations import StoreApi
+from memcommit.store.protocols import CommitRef
 from memcommit.store.tenant import TenantView
 
 
@@ -75,7 +76,7 @@ class Store(StoreApi):
         self._core.check_open()
         return TenantView(self, self._core, v.text("tenant", name))
 
-    def tenants(self, *, as_of: Any = None) -> list[str]:
+    def tenants(self, *, as_of: CommitRef | None = None) -> list[str]:
         """Tenants that have at least one memory, sorted."""
         core = self._core
         with core.lock:

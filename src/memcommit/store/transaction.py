@@ -55,10 +55,12 @@ class Transaction:
         self._latest: dict[str, dict[str, Any]] = {}  # id -> newest version, stored or pending
         self._base: dict[str, int] = {}  # id -> version current before this commit
         self._versions: list[dict[str, Any]] = []
-        self._changes: list[tuple[str, str | None, int | None, dict]] = []
+        self._changes: list[tuple[str, str, int | None, dict[str, Any] | None]] = []
         self._tenants: list[str | None] = []
         self._purges: list[str] = []
-        self._stored_metadata: dict[str, dict[str, dict]] = {}  # tenant -> id -> metadata
+        self._stored_metadata: dict[
+            str, dict[str, Mapping[str, Any]]
+        ] = {}  # tenant -> id -> metadata
         self._traces: dict[str, TraceRow] = {}
         self.deferred: list[Callable[[], Any]] = []
         self.closed = False  # set when the block ends: later calls would be lost
@@ -326,7 +328,7 @@ class Transaction:
             self._erase(self._current(derived_id), {"derived_from": source})
         return purged
 
-    def _erase(self, cur: Memory, detail: dict) -> Memory:
+    def _erase(self, cur: Memory, detail: dict[str, Any]) -> Memory:
         self._check_open()
         id = cur.id
         erased = {"content": "", "tags": (), "metadata": {}}
@@ -335,7 +337,7 @@ class Transaction:
         self._purges.append(id)
         return self._next(cur, "purge", detail, {**erased, "status": "purged", "token_count": None})
 
-    def _metadata_of(self, tenant: str) -> Iterator[tuple[str, dict | None]]:
+    def _metadata_of(self, tenant: str) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
         """(id, metadata) of each of ``tenant``'s memories as this commit leaves them."""
         if tenant not in self._stored_metadata:  # read once per commit: writers wait on us
             found = self._backend.memories(MemoryQuery(tenant=tenant))
@@ -435,10 +437,10 @@ class Transaction:
     def _tenant_of(self, tenant: Any) -> str:
         if tenant is None:
             return self._only or "default"
-        v.text("tenant", tenant)
-        if self._only is not None and tenant != self._only:
-            raise InvalidInput("tenant", tenant, f"this view writes only tenant {self._only!r}")
-        return tenant
+        checked = v.text("tenant", tenant)
+        if self._only is not None and checked != self._only:
+            raise InvalidInput("tenant", checked, f"this view writes only tenant {self._only!r}")
+        return checked
 
     def read(self, items: Iterable[str | Memory]) -> Sequence[Memory]:
         """The newest version (pending or stored) of each id, reading many in one query.
@@ -501,7 +503,9 @@ class Transaction:
             raise Purged(id)
         return cur
 
-    def _next(self, cur: Memory, op: str, detail: dict, changes: dict[str, Any]) -> Memory:
+    def _next(
+        self, cur: Memory, op: str, detail: dict[str, Any], changes: dict[str, Any]
+    ) -> Memory:
         p = self.pending
         m = memory(
             {
@@ -519,7 +523,7 @@ class Transaction:
         if self.closed:
             raise InvalidInput("tx", self.pending.id, "this commit's block has ended")
 
-    def _record(self, m: Memory, op: str, detail: dict | None) -> None:
+    def _record(self, m: Memory, op: str, detail: dict[str, Any] | None) -> None:
         self._check_open()
         fields = _frozen(m)
         self._latest[m.id] = fields

@@ -130,7 +130,7 @@ class Dialect:
     step_order: str = "step"
     #: A datetime (or None) as the driver takes it, and a stored time as a datetime.
     time_out: Callable[[datetime | None], Any] = _same
-    time_in: Callable[[Any], datetime | None] = _same
+    time_in: Callable[[Any], Any] = _same
     #: A stored ``always`` as a bool.
     flag_in: Callable[[Any], bool] = _same
 
@@ -293,7 +293,7 @@ class Writes:
 def writes(batch: Batch, rows: Rows, statements: Statements) -> Writes:
     """Every row write of ``batch``; versions are a generator (made one at a time)."""
     seq = batch.commit.seq
-    updates = [
+    updates: list[tuple[str, list[tuple[Any, ...]]]] = [
         (statements.close_version, [(seq, mid, version) for mid, version in batch.closes]),
         (statements.purge, [(mid,) for mid in batch.purges]),
         (statements.upsert_trace, [rows.trace_row(t) for t in batch.traces]),
