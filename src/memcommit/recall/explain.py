@@ -26,10 +26,10 @@ import numpy as np
 import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
-from memcommit.recall.context import Row
 from memcommit.recall.filters import FILTER_REASONS, PASSED, Scope, apply
 from memcommit.recall.index import Snapshot
 from memcommit.recall.pack import Packed, Packer, taken
+from memcommit.recall.row import Row
 
 #: Which rows a page lists.
 PAGES = ("all", "selected", "excluded")

@@ -99,7 +99,9 @@ class Core:
                     author=author,
                     message=message,
                 )
-                tx = Transaction(self, pending, tenant)
+                tx = Transaction(
+                    self.backend, pending, tenant=tenant, max_content_bytes=self.max_content_bytes
+                )
                 self._tx, self._tx_thread = tx, threading.get_ident()
                 yield tx
                 batch = tx.batch()

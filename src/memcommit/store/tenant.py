@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcommit.store.operations import StoreApi
-from memcommit.store.protocols import CommitRef, ViewLike
+from memcommit.store.protocols import CommitRef, StoreLike, ViewLike
 
 if TYPE_CHECKING:
     from memcommit.store.core import Core
-    from memcommit.store.store import Store
 
 
 class TenantView(StoreApi):
@@ -23,7 +22,7 @@ class TenantView(StoreApi):
     server, the workbench) cannot reach the whole store through it.
     """
 
-    def __init__(self, store: Store, core: Core, name: str) -> None:
+    def __init__(self, store: StoreLike, core: Core, name: str) -> None:
         self._store = store
         self._core = core
         self._only = name

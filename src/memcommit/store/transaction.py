@@ -10,19 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
 from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
-from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
+from memcommit.store.backends.base import Backend, Batch, MemoryQuery, TraceRow
 from memcommit.store.ids import new_id
 from memcommit.store.provenance import derived
 from memcommit.store.records import change, fields_of, memory
 from memcommit.store.records import commit as make_commit
-
-if TYPE_CHECKING:
-    from memcommit.store.core import Core
 
 TRACE_ENDINGS = ("finished", "failed")
 
@@ -42,10 +39,12 @@ class Pending:
 class Transaction:
     """The ``tx`` of ``with store.commit(...) as tx``; ``tx.result`` is the landed Commit."""
 
-    def __init__(self, core: Core, pending: Pending, tenant: str | None) -> None:
+    def __init__(
+        self, backend: Backend, pending: Pending, *, tenant: str | None, max_content_bytes: int
+    ) -> None:
         self._only = tenant  # set for a tenant view: every read and write stays in it
-        self._backend = core.backend
-        self._limit = core.max_content_bytes
+        self._backend = backend
+        self._limit = max_content_bytes
         self.pending = pending
         self.result: Commit | None = None
         # Buffers hold each version's field dict (see `_frozen`) and each change as a
