@@ -25,6 +25,7 @@ from memcommit.compaction.policies import DONE, FinishedTraces, Partition, Polic
 from memcommit.compaction.summary import MAX_BYTES, UnusableSummary, summarize, summarizer_name
 from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
 from memcommit.model import Commit, Memory, Trace
+from memcommit.store import Transaction, ViewLike
 
 #: Metadata key on a compacted trace's root: the id of the summary made from it.
 COMPACTED_INTO = "compacted_into"
@@ -127,7 +128,7 @@ class Compactor:
 
     def __init__(
         self,
-        store: Any,
+        store: ViewLike,
         policy: Policy | None = None,
         summarizer: Summarizer = outline,
         *,
@@ -233,7 +234,7 @@ class Compactor:
 
     # -- writing ----------------------------------------------------------
 
-    def _write(self, tx: Any, plan: _Plan) -> tuple[Memory, list[str]]:
+    def _write(self, tx: Transaction, plan: _Plan) -> tuple[Memory, list[str]]:
         """Inside ``tx``: the summary, the steps to the archive, the root marked."""
         trace, root = plan.trace, plan.trace.root
         members = [root, *trace.steps]
