@@ -15,8 +15,10 @@ without a model. Each step is one named weight (0 turns it off):
    (`memcommit.recall.spelling`: "sooo", "resturant").
 3. **Neighbouring memories** (``neighbours``). In conversation the answer
    often sits next to the memory that matches the words of the question (a
-   question and its reply). A memory gains ``neighbours`` times the best
-   score of the memories right before and after it in the same session.
+   question and its reply), or one turn further (after an interjection). A
+   memory gains ``neighbours`` times the best BM25 of the memories right
+   before and after it in the same session, plus half the best of those two
+   turns away.
 4. **Session context** (``session``). A memory gains ``session`` times the
    share of the query's weight that its whole session matches, so a turn in
    the session that discusses the topic beats a stray match elsewhere.
@@ -96,6 +98,20 @@ def bm25(
     return out
 
 
+def _shifted(values: np.ndarray, by: int) -> np.ndarray:
+    """The best of the values ``by`` places before and after each position (0 past the ends)."""
+    pad = np.zeros(by)
+    return np.maximum(np.concatenate((pad, values[:-by])), np.concatenate((values[by:], pad)))
+
+
+def _nearby(values: np.ndarray) -> np.ndarray:
+    """What the turns around each turn matched: the best adjacent, plus half the best two away."""
+    near = _shifted(values, 1)
+    if len(values) > 2:
+        near += _shifted(values, 2) / 2.0
+    return near
+
+
 class MemoryScorer:
     """Stems, spelling, neighbours, sessions, speakers and dates on BM25 (see the module doc)."""
 
@@ -148,10 +164,7 @@ class MemoryScorer:
             sessions.append((docs, total))
             best_session = max(best_session, total)
             if self.neighbours and len(docs) > 1:
-                values = base[docs]
-                before = np.concatenate(([0.0], values[:-1]))
-                after = np.concatenate((values[1:], [0.0]))
-                score[docs] += self.neighbours * np.maximum(before, after)
+                score[docs] += self.neighbours * _nearby(base[docs])
         hit = np.flatnonzero(score)
         matched = score[hit]  # BM25 plus neighbours, before the factors
         if self.session and best_session > 0:
