@@ -15,7 +15,7 @@ explain (the rows, counted at once and built a page at a time).
 from memcommit.recall.budget import TiktokenCounter, Tokens, Words, count_words
 from memcommit.recall.components import Components
 from memcommit.recall.context import REASONS, STAGES, Context, Row
-from memcommit.recall.explain import Counts, Explanation
+from memcommit.recall.explain import Explanation, ExplanationCounts
 from memcommit.recall.pipeline import recall
 from memcommit.recall.rank import Query
 from memcommit.recall.scorers import (
@@ -33,9 +33,9 @@ __all__ = [
     "BatchScorer",
     "Components",
     "Context",
-    "Counts",
     "ExplainedScorer",
     "Explanation",
+    "ExplanationCounts",
     "Hybrid",
     "PoolsplitScore",
     "Query",

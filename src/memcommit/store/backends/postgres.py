@@ -32,18 +32,11 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.model import Commit, Memory, Usage
-from memcommit.store import backend as registry
-from memcommit.store import sql_common as common
-from memcommit.store.backend import Batch, Query, TraceRow
+from memcommit.store.backends import register
+from memcommit.store.backends import sql as common
+from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
+from memcommit.store.backends.migrations import migrations
 from memcommit.store.ids import seq_of
-from memcommit.store.postgres_sql import (
-    INSERT_COMMIT,
-    INSERT_VERSION,
-    POSTGRES,
-    memories_sql,
-    queue_updates,
-)
-from memcommit.store.schema import migrations
 
 DEFAULT_SCHEMA = "memcommit"
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
@@ -55,6 +48,32 @@ _GONE = ("08", "57P01", "57P02", "57P03")
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
+
+# psycopg passes times, flags and lists as Python values, so they go as they are.
+POSTGRES = common.Dialect(
+    mark="%s",
+    true="true",
+    false="false",
+    in_many="{column} = ANY(%s)",  # one array parameter
+    pack=list,
+    has_key="r.metadata::jsonb ? %s",
+    step_order="step NULLS FIRST",
+)
+INSERT_VERSION = common.insert_version(POSTGRES)
+INSERT_COMMIT = common.insert_commit(POSTGRES)
+_UPSERT_TRACE = common.upsert_trace(POSTGRES)
+#: The shared invariants (`sql.invariants`) in PostgreSQL's spelling; foreign keys need
+#: no check here because PostgreSQL enforces them on every write.
+_CHECKS = common.invariants(
+    is_not="IS DISTINCT FROM",
+    seq_hex="lpad(to_hex(seq), 12, '0')",
+    bounds=(
+        "memory version ends before it begins",
+        "SELECT id, version, seq, end_seq FROM versions WHERE end_seq < seq",
+    ),
+    one_current="count(*) FILTER (WHERE end_seq IS NULL)",
+    current_version="max(version) FILTER (WHERE end_seq IS NULL)",
+)
 
 
 def _translated(exc: BaseException) -> BackendError:
@@ -446,8 +465,8 @@ class PostgresBackend:
         return row[0] or 0
 
     @_mapped
-    def memories(self, query: Query) -> list[Memory]:
-        text, params = memories_sql(query)
+    def memories(self, query: MemoryQuery) -> list[Memory]:
+        text, params = common.memories_sql(query, POSTGRES)
         rows = self._run(lambda c: c.execute(text.encode(), params).fetchall())
         return [common.row_to_memory(r, POSTGRES) for r in rows]
 
@@ -558,9 +577,7 @@ class PostgresBackend:
 
     @_mapped
     def check(self) -> list[str]:
-        from memcommit.store.postgres_check import problems
-
-        return self._run(problems)
+        return self._run(lambda c: common.broken(c, _CHECKS))
 
     def close(self) -> None:
         if self._tx is not None:
@@ -568,5 +585,21 @@ class PostgresBackend:
         self._pool.close()
 
 
-registry.register("postgresql", PostgresBackend)
-registry.register("postgres", PostgresBackend)
+def queue_updates(cur: psycopg.Cursor, batch: Batch) -> None:
+    """Queue a commit's row updates (closed versions, purges, trace states) in a pipeline."""
+    seq = batch.commit.seq
+    for mid, version in batch.closes:
+        cur.execute(
+            "UPDATE versions SET end_seq = %s WHERE id = %s AND version = %s", (seq, mid, version)
+        )
+    if batch.purges:
+        cur.execute(
+            "UPDATE versions SET content = '', tags = '[]', metadata = '{}' WHERE id = ANY(%s)",
+            (list(batch.purges),),
+        )
+    for row in common.trace_rows(batch, POSTGRES):
+        cur.execute(_UPSERT_TRACE, row)
+
+
+register("postgresql", PostgresBackend)
+register("postgres", PostgresBackend)

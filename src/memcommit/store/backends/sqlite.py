@@ -3,25 +3,32 @@
 WAL journal so readers never block the writer, foreign keys on, a busy timeout
 so concurrent writers queue instead of failing, and ``BEGIN IMMEDIATE`` for
 every commit so the sequence number is taken under the writers' lock.
+
+``read_only=True`` opens an existing store over a ``file:...?mode=ro`` URI, so
+SQLite itself refuses every write; a file that reading would first have to
+write to (missing, not a store, pending migrations, not in WAL) is refused
+before it is opened, and left as it was.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.model import Commit, Memory, Usage
-from memcommit.store import backend as registry
-from memcommit.store import sql_common as common
-from memcommit.store.backend import Batch, Query, TraceRow
+from memcommit.store.backends import register
+from memcommit.store.backends import sql as common
+from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
+from memcommit.store.backends.migrations import migrations
 from memcommit.store.ids import seq_of
 from memcommit.store.records import from_text, to_text
-from memcommit.store.schema import migrations
 from memcommit.store.validate import seconds
 
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -64,6 +71,21 @@ SQLITE = common.Dialect(
     time_in=from_text,
     flag_in=bool,
 )
+#: The shared invariants (`sql.invariants`) in SQLite's spelling; `check` runs them after
+#: SQLite's own page and foreign key checks.
+_CHECKS = common.invariants(
+    is_not="IS NOT",
+    seq_hex="substr(printf('%012x', seq), 1, 12)",
+    bounds=(
+        "memory version not written by a stored commit",
+        "SELECT v.id, v.version, v.seq FROM versions v"
+        " WHERE NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.seq)"
+        " OR (v.end_seq IS NOT NULL AND (v.end_seq < v.seq"
+        " OR NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.end_seq)))",
+    ),
+    one_current="sum(end_seq IS NULL)",
+    current_version="max(CASE WHEN end_seq IS NULL THEN version END)",
+)
 _INSERT_COMMIT = common.insert_commit(SQLITE)
 _UPSERT_TRACE = common.upsert_trace(SQLITE)
 _INSERT_VERSION = common.insert_version(SQLITE)
@@ -73,15 +95,30 @@ class SQLiteBackend:
     """Commits and memory versions in one SQLite database."""
 
     @_mapped
-    def __init__(self, target: str, *, synchronous: str = "FULL", busy_timeout: float = 30.0):
+    def __init__(
+        self,
+        target: str,
+        *,
+        synchronous: str = "FULL",
+        busy_timeout: float = 30.0,
+        read_only: bool = False,
+    ):
         path = target.removeprefix("sqlite://") or ":memory:"
         if synchronous not in SYNCHRONOUS:
             raise InvalidInput("synchronous", synchronous, f"must be one of {SYNCHRONOUS}")
         busy_timeout = seconds("busy_timeout", busy_timeout)
+        if not isinstance(read_only, bool):
+            raise InvalidInput("read_only", read_only, "must be True or False")
         self.target = path
+        if read_only:
+            _check_readable(target, path)
         try:
             conn = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+                _read_only_uri(path) if read_only else path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=busy_timeout,
+                uri=read_only,
             )
         except sqlite3.OperationalError as exc:
             raise Unavailable(f"sqlite: cannot open {path!r}: {exc}") from exc
@@ -92,9 +129,11 @@ class SQLiteBackend:
         self._tip_at: int | None = None
         self._written: tuple[int, str] | None = None  # the commit of the open transaction
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        if read_only:
+            return
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {synchronous}")
-        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         conn.execute("PRAGMA foreign_keys = ON")
         self._migrate()
 
@@ -214,7 +253,7 @@ class SQLiteBackend:
         return row[0] or 0
 
     @_mapped
-    def memories(self, query: Query) -> list[Memory]:
+    def memories(self, query: MemoryQuery) -> list[Memory]:
         sql, params = common.memories_sql(query, SQLITE)
         return [common.row_to_memory(r, SQLITE) for r in self._conn.execute(sql, params)]
 
@@ -304,9 +343,15 @@ class SQLiteBackend:
 
     @_mapped
     def check(self) -> list[str]:
-        from memcommit.store.sqlite_check import problems
-
-        return problems(self._conn)
+        conn = self._conn
+        found = []
+        quick = [r[0] for r in conn.execute("PRAGMA quick_check")]
+        if quick != ["ok"]:
+            found.append(f"sqlite quick_check: {'; '.join(quick[: common.SAMPLE])}")
+        broken_links = conn.execute("PRAGMA foreign_key_check").fetchmany(common.SAMPLE)
+        if broken_links:
+            found.append(f"foreign key broken: {broken_links}")
+        return found + common.broken(conn, _CHECKS)
 
     def close(self) -> None:
         try:
@@ -331,4 +376,45 @@ def _statements(sql: str) -> list[str]:
     return out
 
 
-registry.register("sqlite", SQLiteBackend)
+def _read_only_uri(path: str) -> str:
+    """The ``file:`` URI opening ``path`` read-only (never creating it)."""
+    return "file:" + quote(os.path.abspath(path)) + "?mode=ro"
+
+
+def _check_readable(target: str, path: str) -> None:
+    """Refuse, naming ``store``, a file the store would have to write to before reading it."""
+    if not os.path.isfile(path):
+        raise InvalidInput("store", target, "no such store file")
+    try:
+        conn = sqlite3.connect(_read_only_uri(path), uri=True)
+        try:
+            journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            has_schema = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+            ).fetchone()
+            done = (
+                {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+                if has_schema
+                else set()
+            )
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise InvalidInput("store", target, f"cannot read it as SQLite ({exc})") from None
+    if not has_schema:
+        raise InvalidInput("store", target, "is not a memcommit store (it has no schema)")
+    pending = [number for number, _, _ in migrations("sqlite") if number not in done]
+    if pending:
+        raise InvalidInput(
+            "store",
+            target,
+            f"needs migrations {pending} that a read-only open does not apply;"
+            " open it once read-write (e.g. `memcommit log --store ...`) to upgrade it",
+        )
+    if journal.lower() != "wal":
+        raise InvalidInput(
+            "store", target, f"is in {journal} journal mode; memcommit stores use WAL"
+        )
+
+
+register("sqlite", SQLiteBackend)

@@ -1,10 +1,11 @@
-"""What the SQL backends share: columns, row <-> model conversions, and the read queries.
+"""What the SQL backends share: columns, row <-> model conversions, the queries, the checks.
 
 Both backends store the same columns, with tags, metadata and a commit's
 changes as the same JSON text, so one piece of code builds their rows and
-queries. A `Dialect` names the few things that differ: the placeholder, the
-boolean literals, how a list of values is passed, and whether times and flags
-travel as Python values (psycopg) or as text and integers (sqlite3).
+queries, and states the store's integrity invariants. A `Dialect` names the few
+things that differ: the placeholder, the boolean literals, how a list of values is
+passed, and whether times and flags travel as Python values (psycopg) or as text
+and integers (sqlite3).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from memcommit.model import Commit, Memory, Usage
-from memcommit.store.backend import Batch, Query, TraceRow
+from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
 from memcommit.store.records import change, memory
 from memcommit.store.records import commit as make_commit
 
@@ -215,7 +216,7 @@ def commits_sql(
     return text, params
 
 
-def memories_sql(query: Query, d: Dialect) -> tuple[str, list[Any]]:
+def memories_sql(query: MemoryQuery, d: Dialect) -> tuple[str, list[Any]]:
     """The one SELECT that answers ``query``: every filter runs in the database."""
     p = d.mark
     where: list[str] = []
@@ -373,3 +374,86 @@ def counted(current: dict[str, Usage], ids: Sequence[str], tick: int) -> int:
             Usage(1, tick, tick) if old is None else Usage(old.count + 1, old.first_tick, tick)
         )
     return tick
+
+
+# -- integrity: each query returns offending rows (a few at most); none means it holds --
+
+SAMPLE = 5
+
+
+def invariants(
+    *, is_not: str, seq_hex: str, bounds: tuple[str, str], one_current: str, current_version: str
+) -> tuple[tuple[str, str], ...]:
+    """(what, query) of every invariant, given the dialect's spelling of a few expressions.
+
+    ``is_not``: the null-safe "differs" operator; ``seq_hex``: a seq as 12 lowercase
+    hex digits; ``bounds``: the (what, query) of the check on versions' seq and end_seq;
+    ``one_current``: the number of current versions of a memory, ``current_version``:
+    the version number of its current one (both aggregates over a memory's versions).
+    """
+    return (
+        (
+            "commit sequence has a gap or does not start at 1",
+            "SELECT count(*), min(seq), max(seq) FROM commits"
+            " HAVING count(*) > 0 AND (min(seq) != 1 OR max(seq) != count(*))",
+        ),
+        (
+            "commit parent is not the previous commit",
+            "SELECT c.seq, c.parent FROM commits c LEFT JOIN commits p ON p.seq = c.seq - 1"
+            " WHERE (c.seq = 1 AND c.parent IS NOT NULL)"
+            f" OR (c.seq > 1 AND c.parent {is_not} p.id)",
+        ),
+        (
+            "commit id does not carry its seq",
+            f"SELECT seq, id FROM commits WHERE length(id) != 32 OR substr(id, 1, 12) != {seq_hex}",
+        ),
+        bounds,
+        (
+            "memory versions not numbered 1..n with exactly one current (the last)",
+            "SELECT id, count(*), max(version) FROM versions GROUP BY id"
+            " HAVING min(version) != 1 OR max(version) != count(*)"
+            f" OR {one_current} != 1 OR {current_version} != max(version)",
+        ),
+        (
+            "superseded_by names a memory that does not exist",
+            "SELECT v.id, v.superseded_by FROM versions v WHERE v.end_seq IS NULL"
+            " AND v.superseded_by IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM versions w WHERE w.id = v.superseded_by)",
+        ),
+        (
+            "memory names a trace that does not exist",
+            "SELECT v.id, v.trace_id FROM versions v WHERE v.end_seq IS NULL"
+            " AND v.trace_id IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.id = v.trace_id)",
+        ),
+        (
+            "trace has no root memory",
+            "SELECT t.id FROM traces t WHERE NOT EXISTS"
+            " (SELECT 1 FROM versions v WHERE v.id = t.id AND v.trace_id = t.id AND v.step = 0)",
+        ),
+        (
+            "trace step numbers repeat",
+            "SELECT trace_id, step, count(*) FROM versions WHERE end_seq IS NULL"
+            " AND trace_id IS NOT NULL GROUP BY trace_id, step HAVING count(*) > 1",
+        ),
+        (
+            "purged memory still has content in some version",
+            "SELECT DISTINCT v.id FROM versions v JOIN versions p"
+            " ON p.id = v.id AND p.status = 'purged' AND p.end_seq IS NULL"
+            " WHERE v.content != '' OR v.metadata != '{}' OR v.tags != '[]'",
+        ),
+    )
+
+
+def broken(conn: Any, checks: tuple[tuple[str, str], ...]) -> list[str]:
+    """One line for each of ``checks`` that finds rows, with a few of them.
+
+    ``conn`` is a sqlite3 or psycopg connection: both have ``execute`` returning a
+    cursor with ``fetchmany``.
+    """
+    found = []
+    for what, query in checks:
+        rows = conn.execute(query).fetchmany(SAMPLE)
+        if rows:
+            found.append(f"{what}: {[tuple(r) for r in rows]}")
+    return found
