@@ -11,7 +11,10 @@ by evidence count; then the ablation of the default scorer (each component off
 in turn) and recall@10 per conversation. Evidence ids that name no turn of the
 conversation are dropped; questions left with none are skipped (counted).
 
-    .venv/bin/python benchmarks/locomo_eval.py [DATASET ...] [--json] [--scorer NAME]
+    .venv/bin/python benchmarks/locomo_eval.py [DATASET ...] [--json] [--scorer NAME] [--messy]
+
+``--messy`` asks every question the way people type in chat: lowercase, no
+question mark, and the two middle letters of its longest word swapped.
 
 Conversations are split by sample id: those of the development split (the
 samples of ``locomo-dev.json``, which the default scorer was developed on) are
@@ -90,6 +93,17 @@ class Question:
     text: str
     evidence: frozenset[str]
     category: int
+
+
+def messy(text: str) -> str:
+    """``text`` typed in a hurry: lowercase, no "?", the longest word's middle letters swapped."""
+    words = text.lower().rstrip("?").split()
+    longest = max(range(len(words)), key=lambda i: (len(words[i]), -i))
+    word = words[longest]
+    if len(word) >= 5 and word.isalpha():
+        middle = len(word) // 2
+        words[longest] = word[: middle - 1] + word[middle] + word[middle - 1] + word[middle + 1 :]
+    return " ".join(words)
 
 
 def questions(sample: dict, known: set[str]) -> tuple[list[Question], int]:
@@ -188,7 +202,7 @@ class Conversation:
     now: datetime
 
 
-def load(sample: dict) -> Conversation:
+def load(sample: dict, *, typed: Callable[[str], str] = str) -> Conversation:
     """One store per conversation, one commit per turn at the turn's time.
 
     One store each: a store's commit times only move forward, and the
@@ -202,6 +216,7 @@ def load(sample: dict) -> Conversation:
         with store.commit(message=f"{tenant} {dia_id}", now=created) as tx:
             ids[tx.add(text, kind="event", tenant=tenant, session=session).id] = dia_id
     qs, _ = questions(sample, {t[0] for t in conv})
+    qs = [Question(typed(q.text), q.evidence, q.category) for q in qs]
     return Conversation(tenant, store, ids, qs, conv[-1][3] + timedelta(days=1))
 
 
@@ -222,7 +237,7 @@ def run_memcommit(conversations: list[Conversation], scorer: Any) -> Scores:
     return scores
 
 
-def run_bm25s(samples: list[dict], stem: bool) -> Scores:
+def run_bm25s(samples: list[dict], stem: bool, typed: Callable[[str], str] = str) -> Scores:
     """bm25s with its English stop words, optionally with PyStemmer's English stemmer."""
     import bm25s
 
@@ -243,7 +258,7 @@ def run_bm25s(samples: list[dict], stem: bool) -> Scores:
         qs, _ = questions(sample, {t[0] for t in conv})
         for question in qs:
             tokens = bm25s.tokenize(
-                [question.text], stopwords="en", stemmer=stemmer, show_progress=False
+                [typed(question.text)], stopwords="en", stemmer=stemmer, show_progress=False
             )
             if not tokens.vocab:
                 scores.add(sample["sample_id"], question, [])
@@ -294,15 +309,17 @@ def ablation_table(default: dict, ablated: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def evaluate(samples: list[dict], scorer: Any, *, ablation: bool) -> dict[str, Any]:
+def evaluate(
+    samples: list[dict], scorer: Any, *, ablation: bool, typed: Callable[[str], str] = str
+) -> dict[str, Any]:
     """Every system, and the ablation of the default scorer, over ``samples``."""
-    conversations = [load(sample) for sample in samples]
+    conversations = [load(sample, typed=typed) for sample in samples]
     try:
         systems: dict[str, Callable[[], Scores]] = {
             "memcommit": lambda: run_memcommit(conversations, scorer),
             "memcommit-tfidf": lambda: run_memcommit(conversations, "tfidf"),  # the seed's
-            "bm25s": lambda: run_bm25s(samples, stem=False),
-            "bm25s+stem": lambda: run_bm25s(samples, stem=True),
+            "bm25s": lambda: run_bm25s(samples, stem=False, typed=typed),
+            "bm25s+stem": lambda: run_bm25s(samples, stem=True, typed=typed),
         }
         out: dict[str, Any] = {"systems": {name: run().summary() for name, run in systems.items()}}
         if ablation:
@@ -340,11 +357,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--scorer", default=None, help="memcommit scorer (default: recall's)")
     parser.add_argument("--no-ablation", action="store_true", help="skip the ablation runs")
+    parser.add_argument("--messy", action="store_true", help="questions typed as in chat")
     args = parser.parse_args(argv)
     datasets = args.datasets or [default_dataset()]
     ablation = not args.no_ablation and args.scorer in (None, "memory")
     results = {
-        split: evaluate(samples, args.scorer, ablation=ablation)
+        split: evaluate(samples, args.scorer, ablation=ablation, typed=messy if args.messy else str)
         for split, samples in splits(datasets).items()
     }
     if args.json:
@@ -352,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for split, result in results.items():
         print(
-            f"\nLoCoMo {split}: {len(result['conversations'])} conversations "
+            f"\nLoCoMo {split}{' (messy questions)' if args.messy else ''}: "
+            f"{len(result['conversations'])} conversations "
             f"({', '.join(result['conversations'])}), categories 1-4, "
             f"{result['skipped']} questions without a known evidence turn skipped"
         )

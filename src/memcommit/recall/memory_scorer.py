@@ -58,7 +58,7 @@ from memcommit.recall.rank import Query
 from memcommit.recall.speakers import named_speakers, speaker_factor
 from memcommit.recall.spelling import normalized
 from memcommit.recall.text import words
-from memcommit.recall.when import AskedTimes, asked_times, date_levels
+from memcommit.recall.when import AskedTimes, asked_times, date_factor
 
 _TOP = 200  # memories whose neighbours and sessions are looked at
 
@@ -179,8 +179,9 @@ class MemoryScorer:
         named = named_speakers(words(query.text), index.speakers) if self.speaker else []
         parts["speaker"] = speaker_factor(index.speaker.data, hit, named, self.speaker)
         asked = asked_times(query.text, query.now) if self.dates else AskedTimes()
-        parts["dates"] = (1.0 + self.dates) ** date_levels(index.created.data[hit], asked)
-        score[hit] *= parts["speaker"] * parts["dates"]
+        parts["dates"] = date_factor(index.created.data, hit, asked, self.dates)
+        if named or asked:
+            score[hit] *= parts["speaker"] * parts["dates"]
         return score, Components(hit, parts)
 
     def score_parts(
@@ -190,15 +191,17 @@ class MemoryScorer:
         relevance, parts = self.relevance_parts(query)
         mine = relevance[docs]
         best = float(mine.max()) if len(mine) else 0.0
+        blended = np.full(len(docs), np.nan)
         if best <= 0.0:
-            return np.full(len(docs), np.nan), Components()
-        scaled = mine / best
-        w = query.recency_weight
-        blended = scaled if w == 0.0 else (1.0 - w) * scaled + w * query.recencies(docs)
-        blended[mine <= 0.0] = np.nan
+            return blended, Components()
+        matched = mine > 0.0  # each matched doc is in parts.docs (ascending)
         parts.values["relevance"] = relevance[parts.docs] / best
+        blended[matched] = mine[matched] / best
+        w = query.recency_weight
         if w:
-            parts.values["recency"] = query.recencies(parts.docs)
+            recency = parts.values["recency"] = query.recencies(parts.docs)
+            mine_recency = recency[np.searchsorted(parts.docs, docs[matched])]
+            blended[matched] = (1.0 - w) * blended[matched] + w * mine_recency
         return blended, parts
 
     def score_docs(self, query: Query, docs: np.ndarray, cosines: np.ndarray) -> np.ndarray:

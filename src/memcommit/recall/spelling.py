@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
+from functools import lru_cache
 
 from memcommit.recall.index import TenantIndex
 from memcommit.recall.when import CALENDAR_WORDS
@@ -44,7 +45,8 @@ def _collapsed(term: str) -> Iterator[str]:
         yield _RUN.sub(r"\1", term)
 
 
-def _edits(term: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def _edits(term: str) -> frozenset[str]:
     """Every string at edit distance 1 from ``term`` (Damerau: swaps of neighbours count 1)."""
     splits = [(term[:i], term[i:]) for i in range(len(term) + 1)]
     alphabet = sorted(set(_LETTERS) | set(term))
@@ -53,7 +55,7 @@ def _edits(term: str) -> set[str]:
     out |= {left + c + right[1:] for left, right in splits if right for c in alphabet}
     out |= {left + c + right for left, right in splits for c in alphabet}
     out.discard(term)
-    return out
+    return frozenset(out)
 
 
 def correction(index: TenantIndex, term: str) -> str | None:
@@ -66,9 +68,8 @@ def correction(index: TenantIndex, term: str) -> str | None:
         if _df(index, collapsed):
             return collapsed
     best: tuple[int, str] | None = None
-    for candidate in _edits(term):
-        if index.vocabulary.get(candidate) is None:
-            continue
+    known = index.vocabulary.ids
+    for candidate in [edit for edit in _edits(term) if edit in known]:
         frequency = _df(index, candidate)
         if frequency >= MIN_DF and (best is None or (-frequency, candidate) < best):
             best = (-frequency, candidate)

@@ -184,6 +184,15 @@ def asked_times(text: str, now: datetime) -> AskedTimes:
     return AskedTimes(frozenset(months), frozenset(years), frozenset(days), periods)
 
 
+def date_factor(
+    created: np.ndarray, docs: np.ndarray, asked: AskedTimes, weight: float
+) -> np.ndarray:
+    """``(1 + weight) ** level`` of each of ``docs`` (``created``: every document's time)."""
+    if not asked or not weight:
+        return np.ones(len(docs))
+    return (1.0 + weight) ** date_levels(created[docs], asked)
+
+
 def date_levels(created: np.ndarray, asked: AskedTimes) -> np.ndarray:
     """Per creation time (microseconds): 2 on a named day, 1 in a named month/year/period, else 0.
 
