@@ -27,10 +27,10 @@ import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
 from memcommit.recall.components import Components
-from memcommit.recall.context import Row
 from memcommit.recall.filters import FILTER_REASONS, PASSED, Scope, apply
 from memcommit.recall.index import Snapshot
 from memcommit.recall.pack import Packed, Packer, taken
+from memcommit.recall.row import Row
 
 #: Which rows a page lists.
 PAGES = ("all", "selected", "excluded")
@@ -256,14 +256,14 @@ class Explanation:
             )
         found = self._decided[doc]
         decision = found.decision
-        outcome, reason = ("selected", None) if taken(decision) else ("excluded", decision.outcome)
+        outcome, verdict = ("selected", None) if taken(decision) else ("excluded", decision.outcome)
         return Row(
             memory,
             "packing",
             cosine,
             score,
             outcome,
-            reason,
+            verdict,
             decision.pool,
             int(decision.cost),
             tuple(found.trail),

@@ -85,6 +85,8 @@ def bm25(
         parts = [p for p in parts if len(p[0])]
         if not parts:
             continue
+        unique: np.ndarray
+        tf: np.ndarray
         if len(parts) == 1:  # one stored variant: postings are already one per document
             unique, tf = parts[0][0], parts[0][1].astype(np.float64)
         else:
@@ -101,7 +103,10 @@ def bm25(
 def _shifted(values: np.ndarray, by: int) -> np.ndarray:
     """The best of the values ``by`` places before and after each position (0 past the ends)."""
     pad = np.zeros(by)
-    return np.maximum(np.concatenate((pad, values[:-by])), np.concatenate((values[by:], pad)))
+    best: np.ndarray = np.maximum(
+        np.concatenate((pad, values[:-by])), np.concatenate((values[by:], pad))
+    )
+    return best
 
 
 def _nearby(values: np.ndarray) -> np.ndarray:
