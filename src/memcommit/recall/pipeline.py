@@ -19,12 +19,13 @@ from memcommit.errors import InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
 from memcommit.recall.budget import Tokens, Words
 from memcommit.recall.columns import to_micros
+from memcommit.recall.components import Components
 from memcommit.recall.context import Context
 from memcommit.recall.explain import Explanation
 from memcommit.recall.filters import PASSED, Scope, apply
 from memcommit.recall.pack import Packed, Packer
 from memcommit.recall.rank import Query, cosines
-from memcommit.recall.scorers import BatchScorer, PoolsplitScore, Scorer, Tfidf
+from memcommit.recall.scorers import BatchScorer, ExplainedScorer, PoolsplitScore, Scorer, Tfidf
 from memcommit.recall.sources import Source, from_memories, from_store
 from memcommit.recall.text import term_counts
 from memcommit.store.protocols import CommitRef, ViewLike
@@ -176,6 +177,7 @@ class _Run:
                 docs = np.flatnonzero(alive)
             candidates = docs[apply(snap, scope, self.now_us, docs) == PASSED]
             self.scores = np.full(snap.size, np.nan)
+            self.components = Components()  # the parts of each score, if the scorer gives them
             if len(candidates):
                 self.scores[candidates] = self._score(scorer, candidates)
         always_flags = snap.always[candidates]
@@ -188,6 +190,9 @@ class _Run:
         self.packer = Packer(snap, unit, pools, query.now, source.load)
 
     def _score(self, scorer: Scorer | BatchScorer, docs: np.ndarray) -> np.ndarray:
+        if isinstance(scorer, ExplainedScorer):
+            scores, self.components = scorer.score_parts(self.query, docs, self.cos[docs])
+            return np.asarray(scores, dtype=float)
         if isinstance(scorer, BatchScorer):
             return np.asarray(scorer.score_docs(self.query, docs, self.cos[docs]), dtype=float)
         out = np.empty(len(docs))
@@ -225,6 +230,7 @@ class _Run:
             self.scores,
             self.pools,
             packed,
+            self.components,
             self.packer,
             self.source.load,
         )
