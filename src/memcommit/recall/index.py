@@ -97,6 +97,42 @@ class Vocabulary:
         code = self.stems.get(stem(term))
         return [] if code is None else list(self.by_stem.get(code, ()))
 
+    @classmethod
+    def of(cls, terms: list[str], stems: list[str], stem_of: list[int]) -> Vocabulary:
+        """A vocabulary holding ``terms`` (ids are positions), each with its stem's code."""
+        vocabulary = cls()
+        vocabulary.terms = terms
+        vocabulary.ids = {term: tid for tid, term in enumerate(terms)}
+        vocabulary.stems = Codes.of(stems)
+        vocabulary.stem_of = stem_of
+        for tid, code in enumerate(stem_of):
+            vocabulary.by_stem.setdefault(code, []).append(tid)
+        return vocabulary
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A tenant index in compact form: current documents only, used terms and codes only.
+
+    What `TenantIndex.export` writes and `TenantIndex.restore` reads back (the
+    persisted snapshot): numpy ``arrays`` and lists of ``strings``. Nothing of
+    a retired (updated or purged) document survives an export.
+    """
+
+    arrays: dict[str, np.ndarray]
+    strings: dict[str, list[str]]
+
+
+_CODED = {"kind": "kinds", "scope": "scopes", "session": "sessions", "key": "keys", "tier": "tiers"}
+
+
+def _recode(column: np.ndarray, values: list) -> tuple[np.ndarray, list]:
+    """``column``'s codes renumbered densely over the codes it uses (-1 stays -1)."""
+    used = np.unique(column[column >= 0])
+    table = np.full(len(values) + 1, -1, dtype=np.int64)  # the last slot maps -1 to -1
+    table[used] = np.arange(len(used))
+    return table[column].astype(column.dtype), [values[code] for code in used.tolist()]
+
 
 class TenantIndex:
     """Postings, statistics and filter columns for one tenant's memories."""
@@ -333,6 +369,79 @@ class TenantIndex:
                     if self.latest.data[doc]:
                         self.key_latest[key] = doc
             self.generation += 1
+
+    # ── snapshots on disk ───────────────────────────────────────────────────
+
+    def export(self) -> Exported:
+        """The current documents, their terms and statistics, compactly (see `Exported`).
+
+        Retired documents, terms no current document has and codes no current
+        document uses are left out, so a purged memory leaves no trace. The
+        norms under the current statistics go along (computed now if needed).
+        """
+        with self.lock:
+            keep = np.flatnonzero(self.alive.view())
+            norms = self.norms(keep) if len(keep) else np.zeros(0)
+            starts, lengths = self._spans(keep)
+            firsts = np.cumsum(lengths) - lengths
+            total = int(lengths.sum())
+            entries = np.arange(total, dtype=np.int64) + np.repeat(starts - firsts, lengths)
+            df = np.frombuffer(self.df, dtype=np.int32) if len(self.df) else np.zeros(0, np.int32)
+            used = np.flatnonzero(df > 0)
+            local = np.full(len(df), -1, dtype=np.int32)
+            local[used] = np.arange(len(used), dtype=np.int32)
+            terms = local[self.fwd_terms.data[entries]]
+            tfs = self.fwd_tf.data[entries]
+            arrays = {name: getattr(self, name).view()[keep] for name in _COLUMNS}
+            strings: dict[str, list[str]] = {}
+            for name, table in _CODED.items():
+                arrays[name], strings[table] = _recode(arrays[name], getattr(self, table).values)
+            vocabulary = self.vocabulary
+            stem_codes = np.asarray(vocabulary.stem_of, dtype=np.int32)[used]
+            arrays["stem_of"], strings["stems"] = _recode(stem_codes, vocabulary.stems.values)
+            strings["terms"] = [vocabulary.terms[tid] for tid in used.tolist()]
+            strings["ids"] = [self.ids[doc] for doc in keep.tolist()]
+            docs = np.repeat(np.arange(len(keep), dtype=np.int32), lengths)
+            order = np.argsort(terms, kind="stable")
+            counts = np.bincount(terms, minlength=len(used))
+            arrays.update(
+                fwd_start=firsts.astype(np.int64),
+                fwd_terms=terms,
+                fwd_tf=tfs,
+                main_ptr=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+                main_docs=docs[order],
+                main_tf=tfs[order],
+                df=df[used].astype(np.int32),
+                norms=np.asarray(norms, dtype=np.float64),
+            )
+            return Exported(arrays, strings)
+
+    @classmethod
+    def restore(cls, tenant: str, data: Exported) -> TenantIndex:
+        """The index `export` described, using its arrays as they are (mapped, not copied)."""
+        arrays, strings = data.arrays, data.strings
+        vocabulary = Vocabulary.of(strings["terms"], strings["stems"], arrays["stem_of"].tolist())
+        index = cls(tenant, vocabulary)
+        for table in _CODED.values():
+            setattr(index, table, Codes.of(strings[table]))
+        for name in [*_COLUMNS, "fwd_start", "fwd_terms", "fwd_tf"]:
+            getattr(index, name).adopt(arrays[name])
+        index.ids = strings["ids"]
+        index.doc_of = dict(zip(index.ids, range(len(index.ids)), strict=True))
+        index.main_ptr = arrays["main_ptr"]
+        index.main_docs = arrays["main_docs"]
+        index.main_tf = arrays["main_tf"]
+        index.df = array("i", arrays["df"].tobytes())
+        keys, latest = arrays["key"], arrays["latest"]
+        for doc in np.flatnonzero(keys >= 0).tolist():
+            index.key_members.setdefault(int(keys[doc]), set()).add(doc)
+            if latest[doc]:
+                index.key_latest[int(keys[doc])] = doc
+        index._norms = arrays["norms"]
+        index._norms_generation = index.generation
+        index._norms_complete = True
+        index._idf = index.idf_table()
+        return index
 
     # ── reads ───────────────────────────────────────────────────────────────
 

@@ -1,7 +1,8 @@
 """Where recall reads from: a store (live index kept current by commits) or a list of memories.
 
-A store gets one `StoreIndex` for its lifetime: tenants are indexed on their
-first recall (one ``find``), and every landed commit updates the tenants
+A store gets one `StoreIndex` for its lifetime: tenants are opened on their
+first recall, from their snapshot on disk (see `StoreIndex`) or with one
+``find``, and every landed commit updates the tenants
 already indexed (``on_commit``), so no query rebuilds anything. Commits made by
 other processes or hosts (which ``on_commit`` never hears of) are caught up at
 the next recall: it compares the store's ``head_seq`` with the last commit the
@@ -11,15 +12,21 @@ commit, and plain lists of memories, get a throwaway index.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import Commit, Memory
-from memcommit.recall.index import TenantIndex, Vocabulary
+from memcommit.recall import persist
+from memcommit.recall.index import TenantIndex
+from memcommit.recall.persist import SnapshotRefused, Stamp
 from memcommit.store.tenant import backing_store
 
 Loader = Callable[[Sequence[str]], list[Memory]]  # memories by id, in the order asked
@@ -53,15 +60,28 @@ def from_memories(memories: Iterable[Memory], tenant: str) -> Source:
 
 #: Past this many changed memories, catching up drops the indexes (rebuilt on next use).
 CATCH_UP_LIMIT = 20_000
+#: A snapshot caught up by at least this many changed memories is written again.
+RESAVE_AFTER = 1_000
+
+Progress = Callable[[int, int], None]  # (memories indexed so far, memories to index)
 
 
 class StoreIndex:
-    """The live recall index of one store, updated by its commits; shared by its tenant views."""
+    """The live recall index of one store, updated by its commits; shared by its tenant views.
 
-    def __init__(self, store: Any) -> None:
+    A tenant is opened from its snapshot on disk when there is a sound one
+    (`memcommit.recall.persist`), caught up with the commits since, and built
+    from the store otherwise; a build or a large catch-up writes the snapshot
+    again. ``opened[tenant]`` says how each tenant was opened (and why a
+    snapshot was refused), which tests and tools can show.
+    """
+
+    def __init__(self, store: Any, *, progress: Progress | None = None) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
-        self.vocabulary = Vocabulary()
         self.tenants: dict[str, TenantIndex] = {}
+        self.opened: dict[str, str] = {}
+        self.progress = progress
+        self.directory = snapshot_dir(store)
         self.lock = threading.RLock()
         self.seen = store.head_seq  # every commit up to this one is in the indexes
         self.unsubscribe = store.on_commit(self._on_commit)
@@ -72,17 +92,86 @@ class StoreIndex:
         return self._store()
 
     def source(self, tenant: str) -> Source:
-        """The tenant's index (built on first use) and a loader reading the store."""
+        """The tenant's index (opened on first use) and a loader reading the store."""
         with self.lock:
             self._catch_up()
             index = self.tenants.get(tenant)
             if index is None:
-                index = TenantIndex(tenant, self.vocabulary)
-                memories = self.store.find(tenant=tenant, live=False)
-                index.put_many(m for m in memories if _indexable(m))
-                self.tenants[tenant] = index
+                index = self.tenants[tenant] = self._open(tenant)
         known = len(index) > 0 or tenant in self.store.tenants()
         return Source(index, store_loader(self.store, tenant), known)
+
+    def rebuild(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
+        """Build ``tenant``'s index from the store (and write its snapshot), whatever exists."""
+        with self.lock:
+            self._catch_up()
+            index = self.tenants[tenant] = self._build(tenant, progress or self.progress)
+            self.opened[tenant] = "built"
+            return index
+
+    def save(self, tenant: str) -> Path | None:
+        """Write the snapshot of ``tenant``'s index as it is now; its path (None: nowhere to)."""
+        with self.lock:
+            index = self.tenants.get(tenant)
+            store = self.store
+            if index is None or self.directory is None or not self.seen:
+                return None
+            path = self.directory / snapshot_name(tenant)
+            stamp = Stamp(store.show(1).id, self.seen, store.show(self.seen).id)
+            try:
+                persist.write(path, tenant, stamp, index.export())
+            except OSError:  # derived data: a read-only place just means no snapshot
+                return None
+            return path
+
+    def _open(self, tenant: str) -> TenantIndex:
+        """The tenant's index from its snapshot (caught up) if sound, else built anew."""
+        loaded = self._load(tenant)
+        if isinstance(loaded, str):
+            self.opened[tenant] = loaded
+            return self._build(tenant, self.progress)
+        index, changed = loaded
+        self.opened[tenant] = f"loaded, caught up {changed} memories"
+        if changed >= RESAVE_AFTER:
+            self.tenants[tenant] = index
+            self.save(tenant)
+        return index
+
+    def _load(self, tenant: str) -> tuple[TenantIndex, int] | str:
+        """(index, memories caught up) from the snapshot, or why it was not used."""
+        store = self.store
+        if self.directory is None or not self.seen:
+            return "built: no snapshot place" if self.directory is None else "built: empty store"
+        try:
+            stamp, data = persist.read(
+                self.directory / snapshot_name(tenant), tenant, store.show(1).id
+            )
+        except SnapshotRefused as refused:
+            return f"built: snapshot {refused.reason}"
+        if stamp.seq > self.seen or stamp.commit != _commit_id(store, stamp.seq):
+            return "built: snapshot from another history"
+        index = TenantIndex.restore(tenant, data)
+        if stamp.seq == self.seen:
+            return index, 0
+        changes = store.tenant(tenant).diff(stamp.seq, self.seen)
+        ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
+        if len(ids) > CATCH_UP_LIMIT:
+            return f"built: snapshot {len(ids)} memories behind"
+        _put(index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant])
+        return index, len(ids)
+
+    def _build(self, tenant: str, progress: Progress | None) -> TenantIndex:
+        index = TenantIndex(tenant)
+        memories = [m for m in self.store.find(tenant=tenant, live=False) if _indexable(m)]
+        report = progress if progress is not None else terminal_progress(len(memories))
+        for first in range(0, len(memories), BUILD_STEP):
+            index.put_many(memories[first : first + BUILD_STEP])
+            if report is not None:
+                report(min(first + BUILD_STEP, len(memories)), len(memories))
+        self.tenants[tenant] = index
+        if memories:
+            self.save(tenant)
+        return index
 
     def _catch_up(self) -> None:
         """Apply the commits of other writers that landed since the last one seen."""
@@ -92,7 +181,7 @@ class StoreIndex:
         if self.tenants:
             ids = list(dict.fromkeys(c.memory_id for c in self.store.diff(self.seen, head)))
             if len(ids) > CATCH_UP_LIMIT:
-                self.tenants.clear()  # cheaper to index each tenant again when next asked
+                self.tenants.clear()  # cheaper to open each tenant again when next asked
             else:
                 self._apply([i for i in ids if i])
         self.seen = head
@@ -117,11 +206,69 @@ class StoreIndex:
                 if memory is not None and memory.tenant in self.tenants:
                     changed.setdefault(memory.tenant, []).append(memory)
             for tenant, memories in changed.items():
-                index = self.tenants[tenant]
-                index.put_many(m for m in memories if _indexable(m))
-                for memory in memories:
-                    if not _indexable(memory):  # purged: no longer a document
-                        index.remove(memory.id)
+                _put(self.tenants[tenant], memories)
+
+
+#: Memories indexed between two progress reports of a build.
+BUILD_STEP = 10_000
+
+
+def _put(index: TenantIndex, memories: list[Memory]) -> None:
+    """Index the current versions ``memories``; purged ones stop being documents."""
+    index.put_many(m for m in memories if _indexable(m))
+    for memory in memories:
+        if not _indexable(memory):
+            index.remove(memory.id)
+
+
+def _commit_id(store: Any, seq: int) -> str | None:
+    try:
+        return str(store.show(seq).id)
+    except NotFound:
+        return None
+
+
+def snapshot_dir(store: Any) -> Path | None:
+    """Where ``store``'s recall snapshots live, or None (an in-memory store keeps none).
+
+    A SQLite store keeps them beside its file (``<file>.recall/``); any other
+    store in the user's cache (``~/.cache/memcommit/recall/<hash of its
+    target>/``). ``MEMCOMMIT_INDEX_DIR`` moves both under another directory.
+    """
+    target = str(getattr(store.backend, "target", "") or "")
+    if not target or target == ":memory:" or target.startswith("file::memory:"):
+        return None
+    root = os.environ.get("MEMCOMMIT_INDEX_DIR")
+    digest = hashlib.sha256(target.encode()).hexdigest()[:16]
+    if root:
+        return Path(root) / digest
+    if type(store.backend).__name__ == "SQLiteBackend":
+        return Path(target + ".recall")
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "memcommit" / "recall" / digest
+
+
+def snapshot_name(tenant: str) -> str:
+    """The snapshot file of ``tenant`` (named by a hash: tenant names are any text)."""
+    return "tenant-" + hashlib.sha256(tenant.encode()).hexdigest()[:24] + ".idx"
+
+
+def terminal_progress(total: int) -> Progress | None:
+    """A rich progress bar on stderr for a large build when stderr is a terminal, else None."""
+    if total < BUILD_STEP or not sys.stderr.isatty():
+        return None
+    from rich.progress import Progress as Bar
+
+    bar = Bar(transient=True)
+    task = bar.add_task("indexing memories for recall", total=total)
+    bar.start()
+
+    def report(done: int, all_: int) -> None:
+        bar.update(task, completed=done)
+        if done >= all_:
+            bar.stop()
+
+    return report
 
 
 def store_loader(store: Any, tenant: str) -> Loader:
