@@ -50,7 +50,7 @@ class Stamp:
 
 
 class SnapshotRefused(Exception):
-    """A snapshot that must not be used (missing, foreign, damaged, old format); ``reason`` says which."""
+    """A snapshot not to use (missing, foreign, damaged, old format); ``reason`` says why."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

@@ -157,7 +157,8 @@ class StoreIndex:
         ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
         if len(ids) > CATCH_UP_LIMIT:
             return f"built: snapshot {len(ids)} memories behind"
-        _put(index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant])
+        if _put(index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant]):
+            return index, max(len(ids), RESAVE_AFTER)  # written again at once: a purge came
         return index, len(ids)
 
     def _build(self, tenant: str, progress: Progress | None) -> TenantIndex:
@@ -206,19 +207,42 @@ class StoreIndex:
                 if memory is not None and memory.tenant in self.tenants:
                     changed.setdefault(memory.tenant, []).append(memory)
             for tenant, memories in changed.items():
-                _put(self.tenants[tenant], memories)
+                if _put(self.tenants[tenant], memories):
+                    self.save(tenant)  # the purged memory's words leave the snapshot now
 
 
 #: Memories indexed between two progress reports of a build.
 BUILD_STEP = 10_000
 
 
-def _put(index: TenantIndex, memories: list[Memory]) -> None:
-    """Index the current versions ``memories``; purged ones stop being documents."""
+def _put(index: TenantIndex, memories: list[Memory]) -> bool:
+    """Index the current versions ``memories``; purged ones stop being documents.
+
+    True when one was purged (its snapshot must be written again without it).
+    """
     index.put_many(m for m in memories if _indexable(m))
-    for memory in memories:
-        if not _indexable(memory):
-            index.remove(memory.id)
+    purged = [m.id for m in memories if not _indexable(m)]
+    for memory_id in purged:
+        index.remove(memory_id)
+    return bool(purged)
+
+
+def erase_purged(store: Any, commit: Commit, tenants: list[str | None]) -> None:
+    """After a commit that purged memories: no snapshot on disk keeps them.
+
+    A tenant this process has indexed had its snapshot written again when the
+    commit was applied; any other tenant's snapshot is deleted (rebuilt when
+    next used). Connected to the store by the package top (``connect_purge``).
+    """
+    directory = snapshot_dir(store)
+    if directory is None:
+        return
+    live = _live.get(store)
+    for change, tenant in zip(commit.changes, tenants, strict=True):
+        if change.op != "purge" or tenant is None:
+            continue
+        if live is None or tenant not in live.tenants:
+            (directory / snapshot_name(tenant)).unlink(missing_ok=True)
 
 
 def _commit_id(store: Any, seq: int) -> str | None:

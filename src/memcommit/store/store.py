@@ -209,7 +209,7 @@ class Store(StoreApi):
         return now
 
     def _after(self, commit: Commit, tenants: list[str | None], deferred: list) -> None:
-        """Run subscribers, then deferred work; every hook runs even if an earlier one raised.
+        """Run subscribers, purge hooks, then deferred work; every one runs even if one raised.
 
         Failures are raised together afterwards as a `HookError`: the commit landed.
         """
@@ -222,6 +222,12 @@ class Store(StoreApi):
                 fn(seen)
             except Exception as exc:
                 errors.append(exc)
+        if any(change.op == "purge" for change in commit.changes):
+            for hook in StoreApi._purge_hooks:
+                try:
+                    hook(self, commit, tenants)
+                except Exception as exc:
+                    errors.append(exc)
         for fn in deferred:
             try:
                 fn()
