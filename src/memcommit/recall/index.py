@@ -183,6 +183,7 @@ class TenantIndex:
         self._norms_complete = False
         self._idf = np.zeros(0)
         self._lengths: tuple[int, np.ndarray, float] | None = None
+        self._links: tuple[int, np.ndarray, np.ndarray] | None = None
         self._snapshot: Snapshot | None = None
 
     # ── writes ──────────────────────────────────────────────────────────────
@@ -572,6 +573,43 @@ class TenantIndex:
                 average = float(lengths[alive].mean()) if alive.any() else 1.0
                 self._lengths = (self.generation, lengths, average)
             return self._lengths[1], self._lengths[2]
+
+    def session_links(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each document's previous and next current document in its session (-1: none).
+
+        Sessions are ordered by (creation time, commit, id); a document without
+        a session has no links. Sorted in numpy once per change of the index
+        (only documents of one session, commit and instant are then ordered by
+        id in Python), so a query follows links instead of sorting sessions.
+        """
+        with self.lock:
+            if self._links is None or self._links[0] != self.generation:
+                size = self.alive.size
+                docs = np.flatnonzero(self.alive.view() & (self.session.view() >= 0))
+                session = self.session.data[docs]
+                created, commit = self.created.data[docs], self.commit.data[docs]
+                order = np.lexsort((commit, created, session))
+                docs, session = docs[order], session[order]
+                same = (np.diff(session) == 0) & (np.diff(created[order]) == 0)
+                same &= np.diff(commit[order]) == 0
+                if same.any():
+                    self._order_ties_by_id(docs, same)
+                following = np.diff(session) == 0
+                before = np.full(size, -1, dtype=np.int64)
+                after = np.full(size, -1, dtype=np.int64)
+                after[docs[:-1][following]] = docs[1:][following]
+                before[docs[1:][following]] = docs[:-1][following]
+                self._links = (self.generation, before, after)
+            return self._links[1], self._links[2]
+
+    def _order_ties_by_id(self, docs: np.ndarray, same: np.ndarray) -> None:
+        """Sort, in place and by id, each run of ``docs`` that ``same`` marks as tied."""
+        edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
+        ids = self.ids
+        for first, last in zip(
+            np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True
+        ):
+            docs[first : last + 1] = sorted(docs[first : last + 1].tolist(), key=ids.__getitem__)
 
     def memory_bytes(self) -> int:
         """Approximate bytes held by the arrays (not counting Python object overhead)."""

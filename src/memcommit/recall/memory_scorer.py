@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime, timezone
-from itertools import groupby
 
 import numpy as np
 
@@ -87,6 +86,21 @@ def bm25(index: TenantIndex, terms: dict[str, int], k1: float, b: float) -> np.n
     return out
 
 
+def _session_totals(sessions: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` per session code, each summed in ascending order of value.
+
+    The order of a sum is fixed by the values alone, so a total has the same
+    bits however the index numbered its documents.
+    """
+    order = np.lexsort((values, sessions))
+    sessions, values = sessions[order], values[order]
+    totals = np.zeros(int(sessions.max()) + 1 if len(sessions) else 0)
+    if len(sessions):
+        firsts = np.flatnonzero(np.concatenate(([True], np.diff(sessions) != 0)))
+        totals[sessions[firsts]] = np.add.reduceat(values, firsts)
+    return totals
+
+
 _AMBIGUOUS = frozenset(("may", "march", "jan", "mar", "sep", "oct", "dec"))
 
 
@@ -128,32 +142,28 @@ class MemoryScorer:
         if not base.any():
             return base
         score = base.copy()
-        top = np.flatnonzero(base)
+        hits = np.flatnonzero(base)
+        top = hits
         if len(top) > _TOP:  # the best _TOP, and every memory tied with the last of them
             top = top[base[top] >= np.partition(base[top], len(top) - _TOP)[len(top) - _TOP]]
-        session_col = index.session.view()
-        codes = sorted(set(index.session.data[top].tolist()) - {-1})
-        members = np.flatnonzero(index.alive.view() & np.isin(session_col, codes))
-        created, commit, ids = index.created.data, index.commit.data, index.ids
-        ordered = sorted(
-            members.tolist(),
-            key=lambda d: (int(session_col[d]), int(created[d]), int(commit[d]), ids[d]),
-        )
-        best_session = 0.0
-        sessions: list[tuple[np.ndarray, float]] = []
-        for _, group in groupby(ordered, key=lambda d: int(session_col[d])):
-            docs = np.asarray(list(group), dtype=np.int64)
-            total = float(base[docs].sum())
-            sessions.append((docs, total))
-            best_session = max(best_session, total)
-            if self.neighbours and len(docs) > 1:
-                values = base[docs]
-                before = np.concatenate(([0.0], values[:-1]))
-                after = np.concatenate((values[1:], [0.0]))
-                score[docs] += self.neighbours * np.maximum(before, after)
-        if self.session and best_session > 0:
-            for docs, total in sessions:
-                score[docs] *= 1.0 + self.session * total / best_session
+        sessions = index.session.data
+        codes = np.unique(sessions[top])
+        codes = codes[codes >= 0]
+        if len(codes):
+            inside = hits[np.isin(sessions[hits], codes)]  # matches in the touched sessions
+            totals = _session_totals(sessions[inside], base[inside])
+            if self.neighbours:
+                before, after = index.session_links()
+                bonus = np.zeros(len(base))
+                for linked in (before[inside], after[inside]):
+                    found = linked >= 0
+                    np.maximum.at(bonus, linked[found], base[inside][found])
+                score += self.neighbours * bonus
+            best_session = float(totals[codes].max())
+            if self.session and best_session > 0:
+                scored = np.flatnonzero(score)
+                scored = scored[np.isin(sessions[scored], codes)]
+                score[scored] *= 1.0 + self.session * totals[sessions[scored]] / best_session
         months, years = _dates(query.text)
         if self.dates and (months or years):
             hit = np.flatnonzero(score)
