@@ -69,14 +69,32 @@ class Vocabulary:
         self.terms: list[str] = []
         self.stems: Codes = Codes()
         self.stem_of: list[int] = []  # term id -> stem code
-        self.by_stem: dict[int, list[int]] = {}  # stem code -> term ids
+        self._by_stem: dict[int, list[int]] | None = {}  # stem code -> term ids (None: not yet)
+        self._loaded: tuple[list[str], np.ndarray] | None = None  # stems, stem_of: coded on use
         self._lock = threading.Lock()
+
+    @property
+    def by_stem(self) -> dict[int, list[int]]:
+        """Stem code -> ids of the terms with that stem (built on first use after a load)."""
+        if self._by_stem is None:
+            with self._lock:
+                if self._by_stem is None:
+                    if self._loaded is not None:
+                        self.stems = Codes.of(self._loaded[0])
+                        self.stem_of = self._loaded[1].tolist()
+                        self._loaded = None
+                    by_stem: dict[int, list[int]] = {}
+                    for tid, code in enumerate(self.stem_of):
+                        by_stem.setdefault(code, []).append(tid)
+                    self._by_stem = by_stem
+        return self._by_stem
 
     def id(self, term: str) -> int:
         """The id of ``term``, assigned on first sight."""
         found = self.ids.get(term)
         if found is not None:
             return found
+        by_stem = self.by_stem
         with self._lock:
             found = self.ids.get(term)
             if found is None:
@@ -84,7 +102,7 @@ class Vocabulary:
                 stem_code = self.stems.code(stem(term))
                 self.terms.append(term)
                 self.stem_of.append(stem_code)
-                self.by_stem.setdefault(stem_code, []).append(found)
+                by_stem.setdefault(stem_code, []).append(found)
                 self.ids[term] = found
         return found
 
@@ -94,19 +112,18 @@ class Vocabulary:
 
     def variants(self, term: str) -> list[int]:
         """Ids of every known term with the same stem as ``term`` (itself included)."""
+        by_stem = self.by_stem
         code = self.stems.get(stem(term))
-        return [] if code is None else list(self.by_stem.get(code, ()))
+        return [] if code is None else list(by_stem.get(code, ()))
 
     @classmethod
-    def of(cls, terms: list[str], stems: list[str], stem_of: list[int]) -> Vocabulary:
+    def of(cls, terms: list[str], stems: list[str], stem_of: np.ndarray) -> Vocabulary:
         """A vocabulary holding ``terms`` (ids are positions), each with its stem's code."""
         vocabulary = cls()
         vocabulary.terms = terms
-        vocabulary.ids = {term: tid for tid, term in enumerate(terms)}
-        vocabulary.stems = Codes.of(stems)
-        vocabulary.stem_of = stem_of
-        for tid, code in enumerate(stem_of):
-            vocabulary.by_stem.setdefault(code, []).append(tid)
+        vocabulary.ids = dict(zip(terms, range(len(terms)), strict=True))
+        vocabulary._loaded = (stems, stem_of)  # stems are coded, and grouped, on first use
+        vocabulary._by_stem = None
         return vocabulary
 
 
@@ -398,6 +415,7 @@ class TenantIndex:
             for name, table in _CODED.items():
                 arrays[name], strings[table] = _recode(arrays[name], getattr(self, table).values)
             vocabulary = self.vocabulary
+            vocabulary.by_stem  # noqa: B018 - codes the stems of a loaded vocabulary
             stem_codes = np.asarray(vocabulary.stem_of, dtype=np.int32)[used]
             arrays["stem_of"], strings["stems"] = _recode(stem_codes, vocabulary.stems.values)
             strings["terms"] = [vocabulary.terms[tid] for tid in used.tolist()]
@@ -421,7 +439,7 @@ class TenantIndex:
     def restore(cls, tenant: str, data: Exported) -> TenantIndex:
         """The index `export` described, using its arrays as they are (mapped, not copied)."""
         arrays, strings = data.arrays, data.strings
-        vocabulary = Vocabulary.of(strings["terms"], strings["stems"], arrays["stem_of"].tolist())
+        vocabulary = Vocabulary.of(strings["terms"], strings["stems"], arrays["stem_of"])
         index = cls(tenant, vocabulary)
         for table in _CODED.values():
             setattr(index, table, Codes.of(strings[table]))

@@ -117,7 +117,8 @@ class StoreIndex:
             if index is None or self.directory is None or not self.seen:
                 return None
             path = self.directory / snapshot_name(tenant)
-            stamp = Stamp(store.show(1).id, self.seen, store.show(self.seen).id)
+            first, current = _commit_ids(store, [1, self.seen])
+            stamp = Stamp(first or "", self.seen, current or "")
             try:
                 persist.write(path, tenant, stamp, index.export())
             except OSError:  # derived data: a read-only place just means no snapshot
@@ -142,13 +143,12 @@ class StoreIndex:
         store = self.store
         if self.directory is None or not self.seen:
             return "built: no snapshot place" if self.directory is None else "built: empty store"
+        path = self.directory / snapshot_name(tenant)
         try:
-            stamp, data = persist.read(
-                self.directory / snapshot_name(tenant), tenant, store.show(1).id
-            )
+            stamp, data = persist.read(path, tenant, _commit_ids(store, [1])[0] or "")
         except SnapshotRefused as refused:
             return f"built: snapshot {refused.reason}"
-        if stamp.seq > self.seen or stamp.commit != _commit_id(store, stamp.seq):
+        if stamp.seq > self.seen or stamp.commit != _commit_ids(store, [stamp.seq])[0]:
             return "built: snapshot from another history"
         index = TenantIndex.restore(tenant, data)
         if stamp.seq == self.seen:
@@ -245,11 +245,10 @@ def erase_purged(store: Any, commit: Commit, tenants: list[str | None]) -> None:
             (directory / snapshot_name(tenant)).unlink(missing_ok=True)
 
 
-def _commit_id(store: Any, seq: int) -> str | None:
-    try:
-        return str(store.show(seq).id)
-    except NotFound:
-        return None
+def _commit_ids(store: Any, seqs: list[int]) -> list[str | None]:
+    """The ids of commits ``seqs`` (None where there is none), read without their changes."""
+    found = {c.seq: c.id for c, _ in store.backend.commits(seqs=seqs, changes=False)}
+    return [found.get(seq) for seq in seqs]
 
 
 def snapshot_dir(store: Any) -> Path | None:
