@@ -166,7 +166,7 @@ class TenantIndex:
 
     def _reset_docs(self) -> None:
         self.ids: list[str] = []
-        self.doc_of: dict[str, int] = {}
+        self._doc_of: dict[str, int] | None = {}  # None: every id in ``ids`` is current
         self.alive = Column(np.bool_)
         self.kind = Column(np.int16)
         self.scope = Column(np.int32)
@@ -205,8 +205,15 @@ class TenantIndex:
 
     # ── writes ──────────────────────────────────────────────────────────────
 
+    @property
+    def doc_of(self) -> dict[str, int]:
+        """Memory id -> its current document (built on first use after a restore)."""
+        if self._doc_of is None:
+            self._doc_of = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        return self._doc_of
+
     def __len__(self) -> int:
-        return len(self.doc_of)
+        return len(self.ids) if self._doc_of is None else len(self._doc_of)
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self.doc_of
@@ -365,7 +372,7 @@ class TenantIndex:
             for name, values in kept.items():
                 getattr(self, name).replace(values)
             self.ids = ids
-            self.doc_of = dict(zip(ids, range(len(ids)), strict=True))
+            self._doc_of = dict(zip(ids, range(len(ids)), strict=True))
             self.fwd_start.replace(np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64))
             if len(keep) == 0:
                 self.fwd_start.replace(np.zeros(0, dtype=np.int64))
@@ -446,7 +453,7 @@ class TenantIndex:
         for name in [*_COLUMNS, "fwd_start", "fwd_terms", "fwd_tf"]:
             getattr(index, name).adopt(arrays[name])
         index.ids = strings["ids"]
-        index.doc_of = dict(zip(index.ids, range(len(index.ids)), strict=True))
+        index._doc_of = None  # every restored document is current: the map waits for a write
         index.main_ptr = arrays["main_ptr"]
         index.main_docs = arrays["main_docs"]
         index.main_tf = arrays["main_tf"]
@@ -495,7 +502,7 @@ class TenantIndex:
     @property
     def n_docs(self) -> int:
         """The tenant's document count N (current memories)."""
-        return len(self.doc_of)
+        return len(self)
 
     def doc_frequency(self, tid: int | None) -> int:
         """How many of the tenant's memories contain the term (0 for unknown ids)."""

@@ -12,7 +12,8 @@ can trust it or refuse it:
 
 Layout: ``MAGIC``, format (u32), CRC-32 (u32), header length (u64), the header
 (JSON: stamp, then each array's dtype, length and offset, and each string
-list's offset and size), then the arrays, each at a 64-byte boundary. Arrays
+list's offset, size and encoding: newline-joined, or JSON when a string is empty
+or holds a newline), then the arrays, each at a 64-byte boundary. Arrays
 are read straight from a private (copy-on-write) mapping of the file: opening
 a snapshot costs its checksum and its string lists, not a copy of its postings.
 """
@@ -76,8 +77,9 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
         blobs.append((name, values))
         offset += values.nbytes + _padded(values.nbytes)
     for name, texts in sorted(data.strings.items()):
-        encoded = json.dumps(texts, ensure_ascii=False).encode()
-        strings.append([name, offset, len(encoded)])
+        lines = all(isinstance(t, str) and t and "\n" not in t for t in texts)
+        encoded = ("\n".join(texts) if lines else json.dumps(texts, ensure_ascii=False)).encode()
+        strings.append([name, offset, len(encoded), "lines" if lines else "json"])
         blobs.append((name, encoded))
         offset += len(encoded) + _padded(len(encoded))
     header = json.dumps(
@@ -113,6 +115,13 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path.stat().st_size
+
+
+def _texts(raw: bytes, encoding: str) -> list[str]:
+    """A string list as written: newline-joined (the fast common case) or JSON."""
+    if encoding == "json":
+        return list(json.loads(raw))
+    return raw.decode().split("\n") if raw else []
 
 
 def read(path: Path, tenant: str, store: str) -> tuple[Stamp, Exported]:
@@ -152,8 +161,8 @@ def read(path: Path, tenant: str, store: str) -> tuple[Stamp, Exported]:
         for name, dtype, length, offset in header["arrays"]
     }
     strings = {
-        name: json.loads(mapped[base + offset : base + offset + size])
-        for name, offset, size in header["strings"]
+        name: _texts(mapped[base + offset : base + offset + size], encoding)
+        for name, offset, size, encoding in header["strings"]
     }
     stamp = Stamp(header["store"], header["seq"], header["commit"])
     return stamp, Exported(arrays, strings)

@@ -80,6 +80,7 @@ class StoreIndex:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
         self.tenants: dict[str, TenantIndex] = {}
         self.opened: dict[str, str] = {}
+        self.pending: list[str] = []  # memories of own commits, indexed at the next recall
         self.progress = progress
         self.directory = snapshot_dir(store)
         self.lock = threading.RLock()
@@ -94,6 +95,7 @@ class StoreIndex:
     def source(self, tenant: str) -> Source:
         """The tenant's index (opened on first use) and a loader reading the store."""
         with self.lock:
+            self._flush()
             self._catch_up()
             index = self.tenants.get(tenant)
             if index is None:
@@ -104,6 +106,7 @@ class StoreIndex:
     def rebuild(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
         """Build ``tenant``'s index from the store (and write its snapshot), whatever exists."""
         with self.lock:
+            self._flush()
             self._catch_up()
             index = self.tenants[tenant] = self._build(tenant, progress or self.progress)
             self.opened[tenant] = "built"
@@ -112,6 +115,7 @@ class StoreIndex:
     def save(self, tenant: str) -> Path | None:
         """Write the snapshot of ``tenant``'s index as it is now; its path (None: nowhere to)."""
         with self.lock:
+            self._flush()
             index = self.tenants.get(tenant)
             store = self.store
             if index is None or self.directory is None or not self.seen:
@@ -188,10 +192,27 @@ class StoreIndex:
         self.seen = head
 
     def _on_commit(self, commit: Commit) -> None:
+        """Note the commit's memories; they are indexed at the next recall, in one read.
+
+        A commit pays a list append, not a read of what it wrote. A purge is
+        applied at once (its words leave the snapshot now); so many pending
+        changes that catching up costs more than opening again drop the indexes.
+        """
         with self.lock:
-            self._apply([c.memory_id for c in commit.changes if c.memory_id])
+            if self.tenants:
+                self.pending += [c.memory_id for c in commit.changes if c.memory_id]
+            if len(self.pending) > CATCH_UP_LIMIT:
+                self.tenants.clear()
+                self.pending = []
+            elif any(change.op == "purge" for change in commit.changes):
+                self._flush()
             if commit.seq == self.seen + 1:  # otherwise another writer's commits came between
                 self.seen = commit.seq
+
+    def _flush(self) -> None:
+        """Index the memories of this store's own commits noted since the last recall."""
+        pending, self.pending = self.pending, []
+        self._apply(pending)
 
     def _apply(self, ids: list[str]) -> None:
         """Put the current versions of ``ids`` into the indexes of tenants already indexed."""
