@@ -35,7 +35,7 @@ import numpy as np
 from memcommit.recall.index import Exported
 
 MAGIC = b"MCRECALL"
-FORMAT = 1
+FORMAT = 2
 _PREFIX = struct.Struct("<8sIIQ")  # magic, format, crc, header length
 _ALIGN = 64
 _CHUNK = 1 << 24
@@ -149,7 +149,7 @@ def read(path: Path, tenant: str, store: str) -> tuple[Stamp, Exported]:
         if computed != crc:
             raise SnapshotRefused("checksum mismatch")
         handle.seek(_PREFIX.size)
-        header: dict[str, Any] = json.loads(handle.read(header_size))
+        header: dict[str, Any] = json.loads(handle.read(header_size))  # its bytes passed the CRC
         if header["tenant"] != tenant:
             raise SnapshotRefused(f"holds tenant {header['tenant']!r}")
         if header["store"] != store:
