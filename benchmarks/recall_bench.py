@@ -123,6 +123,8 @@ def build_store(path: Path, texts: list[str], session_size: int) -> None:
     import memcommit
 
     if (path.parent / (path.name + ".done")).exists():
+        with memcommit.open(path) as store:  # a snapshot of an older format is rebuilt here
+            store.recall("warm up", tenant=TENANT, max_records=10)
         return
     for leftover in path.parent.glob(path.name + "*"):
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
