@@ -305,8 +305,7 @@ def cold_and_warm(kind: str, work: Path, processes: int, qs: list[str], **payloa
     """Cold: median over ``processes`` fresh processes (another first query each); warm: one."""
     colds, warm, extra = [], [], {}
     for p in range(processes):
-        rotated = qs[p:] + qs[:p]
-        result = measure(kind, work, queries=rotated if p else qs, **payload)
+        result = measure(kind, work, queries=qs if not p else [qs[p]], **payload)
         colds.append(result["cold"])
         if not p:
             warm, extra = result["warm"], result
