@@ -28,7 +28,7 @@ from memcommit.compaction import (
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.recall import Context, Tokens, Words, recall
 from memcommit.recall.sources import erase_purged
-from memcommit.store import Store, TenantView, open
+from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
 from memcommit.tiers import (
     ARC,
@@ -85,6 +85,7 @@ __all__ = [
     "OlderThan",
     "Scored",
     "Store",
+    "StoreLike",
     "TenantView",
     "TieredMemory",
     "Tokens",
@@ -92,6 +93,7 @@ __all__ = [
     "TwoQueue",
     "UnderPressure",
     "Usage",
+    "ViewLike",
     "Words",
     "__version__",
     "errors",

@@ -27,6 +27,7 @@ from memcommit.model import Commit, Memory
 from memcommit.recall import persist
 from memcommit.recall.index import TenantIndex
 from memcommit.recall.persist import SnapshotRefused, Stamp
+from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.tenant import backing_store
 
 Loader = Callable[[Sequence[str]], list[Memory]]  # memories by id, in the order asked
@@ -76,7 +77,7 @@ class StoreIndex:
     snapshot was refused), which tests and tools can show.
     """
 
-    def __init__(self, store: Any, *, progress: Progress | None = None) -> None:
+    def __init__(self, store: ViewLike, *, progress: Progress | None = None) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
         self.tenants: dict[str, TenantIndex] = {}
         self.opened: dict[str, str] = {}
@@ -248,7 +249,7 @@ def _put(index: TenantIndex, memories: list[Memory]) -> bool:
     return bool(purged)
 
 
-def erase_purged(store: Any, commit: Commit, tenants: list[str | None]) -> None:
+def erase_purged(store: Any, commit: Commit) -> None:
     """After a commit that purged memories: no snapshot on disk keeps them.
 
     A tenant this process has indexed had its snapshot written again when the
@@ -256,12 +257,11 @@ def erase_purged(store: Any, commit: Commit, tenants: list[str | None]) -> None:
     next used). Connected to the store by the package top (``connect_purge``).
     """
     directory = snapshot_dir(store)
-    if directory is None:
+    purged = [c.memory_id for c in commit.changes if c.op == "purge" and c.memory_id]
+    if directory is None or not purged:
         return
     live = _live.get(store)
-    for change, tenant in zip(commit.changes, tenants, strict=True):
-        if change.op != "purge" or tenant is None:
-            continue
+    for tenant in {m.tenant for m in store.find(ids=purged, live=False)}:
         if live is None or tenant not in live.tenants:
             (directory / snapshot_name(tenant)).unlink(missing_ok=True)
 
@@ -315,7 +315,7 @@ def terminal_progress(total: int) -> Progress | None:
     return report
 
 
-def store_loader(store: Any, tenant: str) -> Loader:
+def store_loader(store: ViewLike, tenant: str) -> Loader:
     """Loads one tenant's memories by id from ``store`` in one read, in the order asked.
 
     The read names the ids only (so the backend looks them up by primary key)
@@ -334,11 +334,11 @@ def store_loader(store: Any, tenant: str) -> Loader:
     return load
 
 
-_live: weakref.WeakKeyDictionary[Any, StoreIndex] = weakref.WeakKeyDictionary()
+_live: weakref.WeakKeyDictionary[ViewLike, StoreIndex] = weakref.WeakKeyDictionary()
 _live_lock = threading.Lock()
 
 
-def store_index(store: Any) -> StoreIndex:
+def store_index(store: ViewLike) -> StoreIndex:
     """The live index of ``store``, created (and subscribed to its commits) on first use.
 
     A tenant view leads to its store (``backing_store``), so every view of one store,
@@ -353,7 +353,7 @@ def store_index(store: Any) -> StoreIndex:
         return found
 
 
-def from_store(store: Any, tenant: str, as_of: Any) -> Source:
+def from_store(store: ViewLike, tenant: str, as_of: CommitRef | None) -> Source:
     """The tenant's source in ``store``: the live index, or a throwaway one ``as_of``."""
     if as_of is None:
         return store_index(store).source(tenant)
