@@ -52,7 +52,7 @@ def recall(
     session: str | None = None,
     include_previous_sessions: bool = True,
     max_age: timedelta | None = None,
-    latest_per_key: bool = False,
+    latest_per_key: bool = True,
     live: bool = True,
     tiers: Iterable[str] | None = ("short", "mid", "long"),
     recency_weight: float = 0.0,
@@ -68,9 +68,12 @@ def recall(
     """Pack a bounded context for ``query`` from one tenant's memories, explaining every one.
 
     ``store_or_view`` is a store, a tenant view, or a list of `Memory`. Filters
-    (``kinds`` .. ``tiers``) run first; survivors are ranked by ``scorer`` (the
-    default ``"memory"``; ``"tfidf"`` is the seed's exact formula, blended with
-    recency by ``recency_weight`` and ``half_life``); poolsplit packs them into
+    (``kinds`` .. ``tiers``) run first; by default the latest fact wins
+    (``latest_per_key=True``: of memories sharing a key only the newest competes;
+    ``as_of`` reads an earlier state, where an older one may still be the newest);
+    survivors are ranked by ``scorer`` (the default ``"memory"``; ``"tfidf"`` is the
+    seed's exact formula, blended with recency by ``recency_weight`` and
+    ``half_life``); poolsplit packs them into
     ``pools`` (default: one pool of ``budget`` and ``max_records``), always-scope
     memories first and outside every cap (when the pools leave kinds out, a first
     pool "always" loads those kinds' always-scope memories). ``now`` is the time
