@@ -12,6 +12,14 @@ import pytest
 FIXED_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
 
+@pytest.fixture(autouse=True)
+def recall_snapshots(tmp_path_factory, monkeypatch):
+    """Recall's index snapshots go under this test's own directory, never the user's cache."""
+    directory = tmp_path_factory.mktemp("recall-snapshots")
+    monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(directory))
+    return directory
+
+
 @pytest.fixture
 def now() -> datetime:
     """A fixed, timezone-aware "now": tests inject time instead of reading the clock."""
