@@ -9,24 +9,48 @@ import pytest
 from deselected import ALL
 
 
+@pytest.fixture(scope="session")
+def shared_postgres(postgres_server):
+    """One PostgreSQL store (a schema of its own) per test process, dropped at the end."""
+    import psycopg
+
+    import memcommit
+
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    store = memcommit.open(postgres_server, schema=schema)
+    yield store
+    store.close()
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 @pytest.fixture
-def open_store(make_store):
-    """``open_store(path)``: a memcommit store on this test's backend, as frameworks open theirs.
+def open_store(request, store_backend, tmp_path):
+    """``open_store(path)``: {"store", "tenant"} for a fresh memcommit memory on this backend.
 
     Upstream suites open stores by path (":memory:" or a temporary file). Each
-    ":memory:" is a new store; the same other path opens the same store again
-    (a file in tmp_path on SQLite, one schema on PostgreSQL).
+    ":memory:" is a new memory; the same other path reaches the same one again.
+    SQLite: a file per path in tmp_path. PostgreSQL: a new tenant per path in one
+    store per process (tenants are memcommit's hard isolation, and a tenant costs
+    nothing to make, where a schema costs a migration).
     """
+    import memcommit
+
     names: dict[str, str] = {}
+    opened: list = []
 
-    def open_(path: str = ":memory:", **options):
-        if str(path) == ":memory:":
-            name = f"{uuid.uuid4().hex}.db"
-        else:
-            name = names.setdefault(str(path), f"{uuid.uuid4().hex}.db")
-        return make_store(name, **options)
+    def open_(path: str = ":memory:") -> dict:
+        fresh = uuid.uuid4().hex
+        name = fresh if str(path) == ":memory:" else names.setdefault(str(path), fresh)
+        if store_backend == "postgres":
+            return {"store": request.getfixturevalue("shared_postgres"), "tenant": name}
+        store = memcommit.open(tmp_path / f"{name}.db")
+        opened.append(store)
+        return {"store": store, "tenant": "default"}
 
-    return open_
+    yield open_
+    for store in opened:
+        store.close()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -38,7 +38,7 @@ class SqliteStore:
     @staticmethod
     @contextmanager
     def from_conn_string(conn_string, *, index=None, **_):
-        yield MemcommitStore(_opener[-1](conn_string), index=_index(index))
+        yield MemcommitStore(**_opener[-1](conn_string), index=_index(index))
 
 
 @pytest.fixture(autouse=True)
@@ -52,4 +52,4 @@ def _point_at_memcommit(open_store, monkeypatch):
 @pytest.fixture
 def store(open_store):
     """Their ``store`` fixture, on memcommit."""
-    return MemcommitStore(open_store())
+    return MemcommitStore(**open_store())

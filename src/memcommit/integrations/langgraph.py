@@ -233,8 +233,10 @@ class _Items:
         ]
         if not op.query or not op.query.strip():
             hits: list[tuple[_Stored, float | None]] = [(s, None) for s in items]
-        else:
+        else:  # ranked first; what recall did not select follows unscored, as in LangGraph
             hits = self.ranked([s for s in items if s.indexed], op.query, now)
+            scored = {s.memory.id for s, _ in hits}
+            hits += [(s, None) for s in items if s.memory.id not in scored]
         return hits[op.offset : op.offset + op.limit]
 
     def ranked(
