@@ -28,7 +28,33 @@ LANGGRAPH_SQLITE_ASYNC_STORE = {
 
 LANGGRAPH_STORE: dict[str, str] = {}
 
-OPENAI_AGENTS_SESSION: dict[str, str] = {}
+_CONNECTIONS = "inspects SQLiteSession's per-thread sqlite3 connections"
+_RAW_ROWS = "writes corrupt rows into SQLiteSession's own table with raw SQL"
+_RAW_TABLES = "drops or probes SQLiteSession's own tables with raw SQL"
+OPENAI_AGENTS_SESSION = {
+    "test_sqlite_session_close_closes_worker_thread_connections": _CONNECTIONS,
+    "test_sqlite_session_reaps_connections_from_exited_worker_threads": _CONNECTIONS,
+    "test_sqlite_session_closes_retired_connections_before_the_next_allocation": _CONNECTIONS,
+    "test_sqlite_session_keeps_connections_of_live_worker_threads": _CONNECTIONS,
+    "test_sqlite_session_close_retries_quarantined_connection": _CONNECTIONS,
+    "test_sqlite_session_rollback_failure_evicts_connection": _CONNECTIONS,
+    "test_sqlite_session_post_commit_cancellation_propagates_after_known_outcome": (
+        "swaps a pausing sqlite3 connection into SQLiteSession's private pool"
+    ),
+    "test_sqlite_session_file_lock_is_shared_across_instances": (
+        "checks SQLiteSession's class-level file-lock table"
+    ),
+    "test_sqlite_session_closed_rejects_empty_add_items": (
+        "matches SQLiteSession's own error text (ours raises StoreClosed; tested here)"
+    ),
+    "test_sqlite_session_pop_item_skips_corrupt_most_recent": _RAW_ROWS,
+    "test_sqlite_session_pop_item_returns_none_after_dropping_only_corrupt_rows": _RAW_ROWS,
+    "test_sqlite_session_get_items_limit_skips_corrupt_newest_rows": _RAW_ROWS,
+    "test_sqlite_session_get_items_session_settings_limit_skips_corrupt_rows": _RAW_ROWS,
+    "test_sqlite_session_failed_add_items_releases_write_lock": _RAW_TABLES,
+    "test_sqlite_session_failed_clear_session_rolls_back": _RAW_TABLES,
+    "test_sqlite_session_failed_pop_item_releases_write_lock": _RAW_TABLES,
+}
 
 #: Every list, under the suite it belongs to, as the run prints it.
 ALL = {
