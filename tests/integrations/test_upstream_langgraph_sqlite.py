@@ -9,12 +9,11 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import pytest
-from upstream import adopt, suite
-
 from deselected import LANGGRAPH_SQLITE_STORE, VERSIONS
+from upstream import adopt, require, suite
 
-pytest.importorskip("langgraph.store.sqlite", reason="needs memcommit[langgraph] and dev extras")
-from memcommit.integrations.langgraph import MemcommitStore  # noqa: E402
+MemcommitStore = require("memcommit.integrations.langgraph").MemcommitStore
+require("langgraph.store.sqlite")  # their test module imports the reference store
 
 PACKAGE = "langgraph-checkpoint-sqlite"
 theirs = suite(PACKAGE, VERSIONS[PACKAGE], "test_store")

@@ -9,13 +9,12 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 
 import pytest
-from upstream import adopt, suite
-
 from deselected import LANGGRAPH_SQLITE_ASYNC_STORE, VERSIONS
+from upstream import adopt, require, suite
 
-pytest.importorskip("langgraph.store.sqlite", reason="needs memcommit[langgraph] and dev extras")
-pytest_asyncio = pytest.importorskip("pytest_asyncio", reason="needs the dev extras")
-from memcommit.integrations.langgraph import AsyncMemcommitStore  # noqa: E402
+pytest_asyncio = require("pytest_asyncio")
+require("langgraph.store.sqlite")  # their test module imports the reference store
+AsyncMemcommitStore = require("memcommit.integrations.langgraph").AsyncMemcommitStore
 
 PACKAGE = "langgraph-checkpoint-sqlite"
 theirs = suite(PACKAGE, VERSIONS[PACKAGE], "test_async_store")

@@ -7,13 +7,11 @@ memcommit store on the test's backend (their async batching wrapper included).
 from __future__ import annotations
 
 import pytest
-from upstream import adopt, suite
-
 from deselected import LANGGRAPH_STORE, VERSIONS
+from upstream import adopt, require, suite
 
-pytest.importorskip("langgraph.store.base", reason="needs memcommit[langgraph]")
-pytest.importorskip("pytest_mock", reason="needs the dev extras")
-from memcommit.integrations.langgraph import MemcommitStore  # noqa: E402
+require("pytest_mock")
+MemcommitStore = require("memcommit.integrations.langgraph").MemcommitStore
 
 PACKAGE = "langgraph-checkpoint"
 theirs = suite(PACKAGE, VERSIONS[PACKAGE], "test_store")

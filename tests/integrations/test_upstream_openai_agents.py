@@ -8,12 +8,11 @@ reaches the same memory, as it reaches the same SQLite file for theirs.
 from __future__ import annotations
 
 import pytest
-from upstream import adopt, suite
-
 from deselected import OPENAI_AGENTS_SESSION, VERSIONS
+from upstream import adopt, require, suite
 
-agents = pytest.importorskip("agents", reason="needs memcommit[openai-agents]")
-from memcommit.integrations.openai_agents import MemcommitSession  # noqa: E402
+agents = require("agents")
+MemcommitSession = require("memcommit.integrations.openai_agents").MemcommitSession
 
 PACKAGE = "openai-agents"
 theirs = suite(PACKAGE, VERSIONS[PACKAGE], "memory.test_session")

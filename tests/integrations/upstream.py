@@ -16,7 +16,6 @@ upstream test left out, and the run prints that list (see `deselected`).
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
 import subprocess
 import sys
@@ -32,10 +31,20 @@ CACHE = Path(
     os.environ.get("MEMCOMMIT_UPSTREAM_CACHE", Path.home() / ".cache" / "memcommit-upstream")
 )
 
+
 def _unavailable(message: str) -> None:
     if os.environ.get("MEMCOMMIT_REQUIRE_UPSTREAM") == "1":
         pytest.fail(message + " and MEMCOMMIT_REQUIRE_UPSTREAM=1", pytrace=False)
     pytest.skip(message, allow_module_level=True)
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module`` (a framework or a test plugin from the dev extras), or skip/fail."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        _unavailable(f"{module} is not installed ({exc}); pip install -e '.[dev]'")
+        raise
 
 
 def fetch(package: str, version: str) -> Path:
@@ -85,16 +94,14 @@ def suite(package: str, version: str, module: str) -> ModuleType:
 def adopt(upstream: ModuleType, into: dict[str, Any], *, deselect: dict[str, str]) -> None:
     """Copy ``upstream``'s tests and fixtures into a test module's namespace ``into``.
 
-    Coroutine tests get pytest-asyncio's mark (the frameworks run theirs in
-    "auto" mode; this project keeps "strict"). Names in ``deselect`` are still
-    collected and then deselected by the conftest, so the run counts them.
+    Names in ``deselect`` are still collected and then deselected by the
+    conftest, so the run counts them. (Their async tests run in pytest-asyncio's
+    "auto" mode, which pyproject.toml sets, as the frameworks do.)
     """
     names = set(vars(upstream))
     missing = {name for name in deselect if name.split(".")[0] not in names}
     assert not missing, f"deselected tests not in {upstream.__name__}: {sorted(missing)}"
     for name, value in vars(upstream).items():
-        if name.startswith("test_") and inspect.iscoroutinefunction(value):
-            value = pytest.mark.asyncio(value)
         if name.startswith(("test_", "Test")) or _is_fixture(value):
             into[name] = value
     into.setdefault("_upstream_deselected", {}).update(deselect)

@@ -177,7 +177,7 @@ class MemcommitSession(SessionABC):
         if trace_id is None:
             return []
         steps = self.view.find(trace=trace_id, live=False)
-        return [m for m in steps if (m.step or 0) > 0 and m.status == "active" and MARK in m.metadata]
+        return [m for m in steps if m.step and m.status == "active" and MARK in m.metadata]
 
     def _add(self, items: list[dict[str, Any]]) -> None:
         for item in items:
