@@ -28,6 +28,7 @@ from memcommit.compaction import (
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.recall import Context, Tokens, Words, recall
 from memcommit.store import Store, TenantView, open
+from memcommit.store.operations import StoreApi
 from memcommit.tiers import (
     ARC,
     FIFO,
@@ -49,6 +50,10 @@ from memcommit.tiers import (
 )
 
 __version__ = "0.1.0"
+
+# ``store.recall(...)`` and ``view.recall(...)``: the store sits below recall and never imports
+# it, so the one call that goes up is connected here, where both layers are known.
+StoreApi.connect_recall(recall)
 
 __all__ = [
     "ARC",

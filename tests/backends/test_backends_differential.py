@@ -19,8 +19,9 @@ from backends_scenario import everything, renamer, scenario
 
 import memcommit
 from memcommit.recall import Words, recall
-from memcommit.store.backend import Query
-from memcommit.store.postgres_sql import memories_sql
+from memcommit.store.backends.base import MemoryQuery
+from memcommit.store.backends.postgres import POSTGRES
+from memcommit.store.backends.sql import memories_sql
 
 pytestmark = pytest.mark.postgres
 
@@ -93,10 +94,11 @@ def test_find_filters_agree(pair, now, kw):
 
 def test_every_filter_is_part_of_the_sql(now):
     text, params = memories_sql(
-        Query(
+        MemoryQuery(
             tenant="t", kinds=("fact", "event"), scopes=("s",), sessions=("a", "b"),
             tiers=("short",), since=now, until=now, live_at=now, key="k", limit=5,
-        )
+        ),
+        POSTGRES,
     )  # fmt: skip
     where = text.partition(" WHERE ")[2]
     for clause in (

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 import memcommit
 from memcommit.cli import main
 from memcommit.errors import InvalidInput
-from memcommit.migrate import Mismatch, migrate, verify
-from memcommit.transfer import backend_of
+from memcommit.store.migrate import Mismatch, migrate, verify
+from memcommit.store.transfer import backend_of
 
 pytestmark = pytest.mark.postgres
 

@@ -8,8 +8,8 @@ import pytest
 
 import memcommit
 from memcommit.errors import InvalidInput, Unavailable
-from memcommit.store.postgres import DEFAULT_SCHEMA, split_target
-from memcommit.store.schema import migrations
+from memcommit.store.backends.migrations import migrations
+from memcommit.store.backends.postgres import DEFAULT_SCHEMA, split_target
 
 pytestmark = pytest.mark.postgres
 

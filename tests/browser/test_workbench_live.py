@@ -13,7 +13,6 @@ from workbench_helpers import open_page, running, settle
 import memcommit
 from memcommit.tiers.stats import TierStats
 from memcommit.workbench import StoreSource, make_server
-from memcommit.workbench.readonly import open_read_only
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 IMG = '<img src=x onerror="window.__pwned = 1">payload image'
@@ -54,7 +53,7 @@ def live(tmp_path_factory):
     """A served SQLite store, and a way to read its head commit afterwards."""
     path = tmp_path_factory.mktemp("live") / "memories.db"
     build_store(path)
-    source = StoreSource(open_read_only(str(path)), clock=lambda: NOW)
+    source = StoreSource(memcommit.open(str(path), read_only=True), clock=lambda: NOW)
     server = make_server(source)
     for url in running(server):
         yield url, path

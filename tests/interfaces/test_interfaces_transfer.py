@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import memcommit
 from memcommit.errors import InvalidInput
-from memcommit.transfer import export_jsonl, import_jsonl, replay_uses
+from memcommit.store.transfer import export_jsonl, import_jsonl, replay_uses
 
 
 def rich_history(path: Path, now) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import memcommit
-from memcommit.store.schema import migrations
+from memcommit.store.backends.migrations import migrations
 
 
 def test_opening_twice_applies_nothing_new(tmp_path):

@@ -54,7 +54,7 @@ def migrate_command(source: str, target: str, as_json: bool) -> None:
 
         memcommit migrate agent.db "postgresql://localhost/memory?schema=agents"
     """
-    from memcommit.migrate import migrate
+    from memcommit.store.migrate import migrate
 
     with _progress(quiet=as_json) as progress:
         report = migrate(source, target, progress=progress)

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from memcommit.cli.app import handle_errors, json_option, main, store_option
 
 if TYPE_CHECKING:
-    from memcommit.transfer import Summary
+    from memcommit.store.transfer import Summary
 
 
 @contextlib.contextmanager
@@ -56,7 +56,7 @@ def export_command(output: str, store_target: str, as_json: bool) -> None:
         memcommit export --store agent.db backup.jsonl
     """
     import memcommit
-    from memcommit.transfer import export_jsonl
+    from memcommit.store.transfer import export_jsonl
 
     store = memcommit.open(store_target)
     try:
@@ -87,7 +87,7 @@ def import_command(input_path: str, store_target: str, as_json: bool) -> None:
         memcommit import --store restored.db backup.jsonl
     """
     import memcommit
-    from memcommit.transfer import import_jsonl
+    from memcommit.store.transfer import import_jsonl
 
     store = memcommit.open(store_target)
     try:

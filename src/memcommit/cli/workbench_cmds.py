@@ -9,12 +9,11 @@ import click
 import memcommit
 from memcommit.cli.app import handle_errors, main
 from memcommit.errors import InvalidInput
-from memcommit.workbench.readonly import open_read_only
 from memcommit.workbench.server import LOCAL_HOSTS, make_server
-from memcommit.workbench.source import BankSource, Source, StoreSource
+from memcommit.workbench.source import BankSource, StoreSource, WorkbenchSource
 
 
-def open_source(target: str | None) -> Source:
+def open_source(target: str | None) -> WorkbenchSource:
     """The teaching bank without a target; otherwise the store, which must already exist.
 
     Stores are opened read-only (SQLite ``mode=ro``; PostgreSQL read-only
@@ -23,11 +22,10 @@ def open_source(target: str | None) -> Source:
     """
     if target is None:
         return BankSource()
-    if target.startswith(("postgresql://", "postgres://")):
-        return StoreSource(memcommit.open(target, read_only=True))
-    if target == ":memory:" or ("://" in target and not target.startswith("sqlite://")):
+    built_in = target.startswith(("sqlite://", "postgresql://", "postgres://"))
+    if target == ":memory:" or ("://" in target and not built_in):
         return StoreSource(memcommit.open(target))
-    return StoreSource(open_read_only(target))
+    return StoreSource(memcommit.open(target, read_only=True))
 
 
 @main.command("workbench")

@@ -14,7 +14,7 @@ explain (the rows, counted at once and built a page at a time).
 
 from memcommit.recall.budget import TiktokenCounter, Tokens, Words, count_words
 from memcommit.recall.context import REASONS, STAGES, Context, Row
-from memcommit.recall.explain import Counts, Explanation
+from memcommit.recall.explain import Explanation, ExplanationCounts
 from memcommit.recall.pipeline import recall
 from memcommit.recall.rank import Query
 from memcommit.recall.scorers import BatchScorer, Hybrid, PoolsplitScore, Scorer, Tfidf
@@ -24,8 +24,8 @@ __all__ = [
     "STAGES",
     "BatchScorer",
     "Context",
-    "Counts",
     "Explanation",
+    "ExplanationCounts",
     "Hybrid",
     "PoolsplitScore",
     "Query",

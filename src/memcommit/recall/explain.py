@@ -42,7 +42,7 @@ _UNSEEN = _DECIDED + 1  # ranked below everything poolsplit saw: Packed.unseen_o
 
 
 @dataclass(frozen=True)
-class Counts:
+class ExplanationCounts:
     """How many rows an explanation has, by outcome, by exclusion reason and by stage."""
 
     selected: int
@@ -142,7 +142,7 @@ class Explanation:
             )
         return codes
 
-    def counts(self) -> Counts:
+    def counts(self) -> ExplanationCounts:
         """Rows by outcome, exclusion reason and stage, without building any row."""
         codes = self._prepare()
         reasons: dict[str, int] = {}
@@ -164,7 +164,7 @@ class Explanation:
         filtered = int(tally[1:_NO_MATCH].sum())
         packing = int(tally[_DECIDED] + tally[_UNSEEN])
         selected = len(self.selected)
-        return Counts(
+        return ExplanationCounts(
             selected=selected,
             excluded=int(tally.sum()) - selected,
             reasons=reasons,

@@ -4,7 +4,8 @@
 path by default) and returns a `Store`.
 """
 
-from memcommit.store.backend import Backend, Batch, Query, TraceRow, register
+from memcommit.store.backends import register
+from memcommit.store.backends.base import Backend, Batch, MemoryQuery, TraceRow
 from memcommit.store.check import CheckReport
 from memcommit.store.store import Store, open
 from memcommit.store.tenant import TenantView
@@ -14,7 +15,7 @@ __all__ = [
     "Backend",
     "Batch",
     "CheckReport",
-    "Query",
+    "MemoryQuery",
     "Store",
     "TenantView",
     "TraceRow",

@@ -11,10 +11,11 @@ from typing import Any
 from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit
 from memcommit.store import validate as v
-from memcommit.store.api import StoreApi, visible_commit
-from memcommit.store.backend import Backend, open_backend
+from memcommit.store.backends import open_backend
+from memcommit.store.backends.base import Backend
 from memcommit.store.check import CheckReport
 from memcommit.store.ids import commit_id
+from memcommit.store.operations import StoreApi, visible_commit
 from memcommit.store.tenant import TenantView
 from memcommit.store.transaction import Pending, Transaction
 
@@ -37,8 +38,9 @@ def open(
     than the newest commit's time is raised to it: commit times never go
     backwards); ``options`` go to the backend (SQLite: ``synchronous``,
     ``busy_timeout`` in seconds; PostgreSQL: ``schema``, ``connect_timeout``,
-    ``lock_timeout``, ``pool_size``); an option the backend does not take is
-    an InvalidInput naming it.
+    ``lock_timeout``, ``pool_size``; both: ``read_only=True`` opens an existing,
+    migrated store that refuses every write); an option the backend does not
+    take is an InvalidInput naming it.
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")
@@ -118,7 +120,7 @@ class Store(StoreApi):
         It stores rows and answers queries with no validation, tenants or
         hooks (see `memcommit.store.Backend`). It is for copying a store
         exactly, commit ids and sequence numbers included, as
-        `memcommit.transfer` and `memcommit.migrate` do; everything else should
+        `memcommit.store.transfer` and `memcommit.store.migrate` do; everything else should
         go through the store's API. Calls on it bypass the store's lock, so do
         not share the store with other threads while using it.
         """

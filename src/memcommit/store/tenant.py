@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memcommit.store.api import StoreApi
+from memcommit.store.operations import StoreApi
 
 if TYPE_CHECKING:
     from memcommit.store.store import Store

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
 from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
-from memcommit.store.backend import Batch, Query, TraceRow
+from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
 from memcommit.store.ids import new_id
 from memcommit.store.provenance import derived
 from memcommit.store.records import change, fields_of, memory
@@ -309,7 +309,7 @@ class Transaction:
     def _metadata_of(self, tenant: str) -> Iterator[tuple[str, dict | None]]:
         """(id, metadata) of each of ``tenant``'s memories as this commit leaves them."""
         if tenant not in self._stored_metadata:  # read once per commit: writers wait on us
-            found = self._backend.memories(Query(tenant=tenant))
+            found = self._backend.memories(MemoryQuery(tenant=tenant))
             self._stored_metadata[tenant] = {m.id: m.metadata for m in found if m.metadata}
         pending = {i: f["metadata"] for i, f in self._latest.items() if f["tenant"] == tenant}
         yield from {**self._stored_metadata[tenant], **pending}.items()
@@ -429,7 +429,7 @@ class Transaction:
             known = self._backend.versions([i for i in wanted if i in given]) if given else {}
             reused = [given[i] for i in wanted if i in given and known.get(i) == given[i].version]
             fresh = set(wanted) - {m.id for m in reused}
-            loaded = self._backend.memories(Query(ids=sorted(fresh))) if fresh else []
+            loaded = self._backend.memories(MemoryQuery(ids=sorted(fresh))) if fresh else []
             for m in (*reused, *loaded):
                 if self._visible(m.tenant):
                     latest[m.id] = m.__dict__  # held as read: no copy per memory
@@ -440,7 +440,7 @@ class Transaction:
         return ids
 
     def _stored(self, id: str) -> Memory | None:
-        found = self._backend.memories(Query(ids=[id]))
+        found = self._backend.memories(MemoryQuery(ids=[id]))
         return found[0] if found else None
 
     def _current(self, id: Any, *, writable: bool = False, field: str = "id") -> Memory:
@@ -491,7 +491,10 @@ class Transaction:
         changes = tuple(
             change(op, mid, version, detail or {}) for op, mid, version, detail in self._changes
         )
-        commit = make_commit(p.seq, p.id, p.parent, p.time, p.author, p.message, changes)
+        commit = make_commit(
+            seq=p.seq, id=p.id, parent=p.parent, time=p.time, author=p.author,
+            message=p.message, changes=changes,
+        )  # fmt: skip
         return Batch(
             commit=commit,
             tenants=self._tenants,

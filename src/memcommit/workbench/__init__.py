@@ -6,6 +6,6 @@ every record that was not selected. ``make_server`` builds the HTTP server;
 """
 
 from memcommit.workbench.server import WorkbenchServer, make_server
-from memcommit.workbench.source import BankSource, Source, StoreSource
+from memcommit.workbench.source import BankSource, StoreSource, WorkbenchSource
 
-__all__ = ["BankSource", "Source", "StoreSource", "WorkbenchServer", "make_server"]
+__all__ = ["BankSource", "StoreSource", "WorkbenchServer", "WorkbenchSource", "make_server"]

@@ -53,7 +53,7 @@ class Defaults:
 
 
 @dataclass(frozen=True)
-class PoolSpec:
+class TypedPool:
     """One reserved pool as typed on the page: ``name:words:entries[:kind,kind]``."""
 
     name: str
@@ -80,7 +80,7 @@ class RecallRequest:
     kinds: tuple[str, ...] | None = None
     scopes: tuple[str, ...] | None = None
     tiers: tuple[str, ...] = ("short", "mid", "long")
-    pools: tuple[PoolSpec, ...] = ()
+    pools: tuple[TypedPool, ...] = ()
     scorer: str = "tfidf"
     offset: int = 0
     limit: int = DEFAULT_PAGE_SIZE
@@ -189,9 +189,9 @@ def names(
     return items
 
 
-def pools(params: Mapping[str, Sequence[str]]) -> tuple[PoolSpec, ...]:
+def pools(params: Mapping[str, Sequence[str]]) -> tuple[TypedPool, ...]:
     """Pools typed as ``name:words:entries[:kind,kind]``, separated by spaces."""
-    specs: list[PoolSpec] = []
+    specs: list[TypedPool] = []
     for part in one(params, "pools", "").split():
         bits = part.split(":")
         if len(bits) not in (3, 4) or not bits[0]:
@@ -212,7 +212,7 @@ def pools(params: Mapping[str, Sequence[str]]) -> tuple[PoolSpec, ...]:
                     )
         if any(spec.name == bits[0] for spec in specs):
             raise InvalidInput("pools", bits[0], "pool names must be unique")
-        specs.append(PoolSpec(bits[0], words, entries, kinds))
+        specs.append(TypedPool(bits[0], words, entries, kinds))
     return tuple(specs)
 
 

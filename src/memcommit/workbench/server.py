@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
-from memcommit.workbench.source import Source
+from memcommit.workbench.source import WorkbenchSource
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -53,7 +53,7 @@ class WorkbenchServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], source: Source) -> None:
+    def __init__(self, address: tuple[str, int], source: WorkbenchSource) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.source = source
@@ -211,6 +211,6 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-def make_server(source: Source, host: str = "127.0.0.1", port: int = 0) -> WorkbenchServer:
+def make_server(source: WorkbenchSource, host: str = "127.0.0.1", port: int = 0) -> WorkbenchServer:
     """A server bound to ``host:port`` (port 0 picks a free one); call serve_forever()."""
     return WorkbenchServer((host, port), source)

@@ -59,7 +59,7 @@ BANK_DEFAULTS = Defaults(
 HALF_LIFE = timedelta(hours=24)
 
 
-class Source(Protocol):
+class WorkbenchSource(Protocol):
     """Answers the page's API calls."""
 
     mode: str

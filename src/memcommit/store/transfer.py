@@ -33,9 +33,10 @@ from typing import IO, Any
 
 from memcommit.errors import InvalidInput
 from memcommit.model import OPS, STATUSES, Change, Commit, Memory
-from memcommit.store import Store, validate
-from memcommit.store.backend import Backend, Batch, TraceRow
+from memcommit.store import validate
+from memcommit.store.backends.base import Backend, Batch, TraceRow
 from memcommit.store.records import memory as make_memory
+from memcommit.store.store import Store
 
 FORMAT = "memcommit-export"
 VERSION = 1
@@ -48,7 +49,7 @@ _TRACE_FIELDS = tuple(f.name for f in fields(TraceRow))
 _TRACE_STATUSES = ("open", "finished", "failed")
 
 #: The record types after the header, in the order they come (and as counted in Summary).
-KINDS = ("commit", "version", "trace", "usage", "state")
+RECORD_TYPES = ("commit", "version", "trace", "usage", "state")
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ def _plain(value: Any) -> Any:
 
 def export_jsonl(store: Any, out: IO[str], *, progress: Progress | None = None) -> Summary:
     """Write ``store``'s whole history to ``out`` as JSON Lines; returns the counts."""
-    counts = dict.fromkeys(KINDS, 0)
+    counts = dict.fromkeys(RECORD_TYPES, 0)
     total = 0
     with contextlib.closing(records(backend_of(store))) as stream:  # ends the snapshot on error
         for record in stream:
@@ -225,7 +226,7 @@ class _Loader:
         self.erased: set[str] = set()  # ids with a version without content
         self.purged: set[str] = set()
         self.state: list[tuple[str, str, str]] = []
-        self.counts = dict.fromkeys(KINDS, 0)
+        self.counts = dict.fromkeys(RECORD_TYPES, 0)
 
     def take(self, number: int, record: Any) -> None:
         """Check one record and add it to the commit being rebuilt."""
@@ -251,7 +252,7 @@ class _Loader:
             elif kind == "state":
                 self._state(record)
             else:
-                raise InvalidInput("type", kind, f"must be one of {', '.join(KINDS)}")
+                raise InvalidInput("type", kind, f"must be one of {', '.join(RECORD_TYPES)}")
         except InvalidInput as exc:
             raise InvalidInput(f"line {number}: {exc.field}", exc.value, exc.reason) from None
         self.counts[kind] += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_ROOT = Path(__file__).parent / "migrations"
+_ROOT = Path(__file__).parent
 
 
 def migrations(backend: str) -> list[tuple[int, str, str]]:

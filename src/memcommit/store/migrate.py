@@ -1,13 +1,13 @@
 """Copy a store to another backend (SQLite <-> PostgreSQL) with its full history, then prove it.
 
-The copy is `memcommit.transfer`'s record stream: `records` reads the source in
+The copy is `memcommit.store.transfer`'s record stream: `records` reads the source in
 one snapshot transaction and `load` writes it into the empty target all or
 nothing, so commit ids, sequence numbers, times, versions, traces and use counts
 come across unchanged. The small state (tier statistics, policy state) is read
 in the same snapshot and lands right after the history. `verify` then compares
 the two stores row for row and runs `check()` on the copy.
 
-    from memcommit.migrate import migrate
+    from memcommit.store.migrate import migrate
     report = migrate("agent.db", "postgresql://db.internal/agents?schema=team_a")
 """
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcommit.errors import BackendError, InvalidInput
-from memcommit.store import Store
-from memcommit.store import open as open_store
-from memcommit.store.backend import Backend, Query
-from memcommit.transfer import backend_of, load, records
+from memcommit.store.backends.base import Backend, MemoryQuery
+from memcommit.store.store import Store
+from memcommit.store.store import open as open_store
+from memcommit.store.transfer import backend_of, load, records
 
 #: ``progress(phase, done, total)``: phase "copy" counts commits, "verify" memories.
 Progress = Callable[[str, int, int], None]
@@ -119,8 +119,8 @@ def verify(source: Backend, target: Backend, *, progress: Progress | None = None
     for a, b in zip(theirs, ours, strict=True):
         if a != b:
             raise Mismatch(f"commit {a[0].seq} differs: source id {a[0].id}, copy id {b[0].id}")
-    ids = [m.id for m in source.memories(Query())]
-    present = target.memories(Query())
+    ids = [m.id for m in source.memories(MemoryQuery())]
+    present = target.memories(MemoryQuery())
     if len(ids) != len(present):
         raise Mismatch(f"memory count differs: source {len(ids)}, copy {len(present)}")
     for done, memory_id in enumerate(ids, start=1):

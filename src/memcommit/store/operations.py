@@ -11,12 +11,12 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import KINDS, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.store import validate as v
-from memcommit.store.backend import Query, TraceRow
+from memcommit.store.backends.base import MemoryQuery, TraceRow
 from memcommit.store.transaction import TRACE_ENDINGS, Transaction
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class StoreApi:
         ids = v.names("ids", ids)
         found = self._store._backend.usage(ids)
         if self._only is not None and found:
-            mine = self._store._backend.memories(Query(ids=list(found), tenant=self._only))
+            mine = self._store._backend.memories(MemoryQuery(ids=list(found), tenant=self._only))
             keep = {m.id for m in mine}
             found = {k: u for k, u in found.items() if k in keep}
         return found
@@ -173,7 +173,7 @@ class StoreApi:
         """The memory ``id`` (its latest version, or the one current at ``as_of``)."""
         v.text("id", id)
         found = self._store._backend.memories(
-            Query(ids=[id], tenant=self._only, as_of=self._store._seq(as_of))
+            MemoryQuery(ids=[id], tenant=self._only, as_of=self._store._seq(as_of))
         )
         if not found:
             raise NotFound("id", id)
@@ -215,7 +215,7 @@ class StoreApi:
         if v.flag("live", live):
             live_at = store._now() if seq is None else store._time_of(seq)
         return store._backend.memories(
-            Query(
+            MemoryQuery(
                 ids=v.names("ids", ids),
                 tenant=tenant,
                 kinds=v.names("kinds", kinds, KINDS),
@@ -397,9 +397,11 @@ class StoreApi:
         if not rows:
             return []
         if len(rows) == 1:
-            members = self._store._backend.memories(Query(trace=rows[0].id, as_of=seq))
+            members = self._store._backend.memories(MemoryQuery(trace=rows[0].id, as_of=seq))
         else:
-            members = self._store._backend.memories(Query(traces=[r.id for r in rows], as_of=seq))
+            members = self._store._backend.memories(
+                MemoryQuery(traces=[r.id for r in rows], as_of=seq)
+            )
         by_trace: dict[str, list[Memory]] = {r.id: [] for r in rows}
         for m in members:
             by_trace[m.trace_id].append(m)  # type: ignore[index]
@@ -419,9 +421,16 @@ class StoreApi:
 
     def recall(self, query: str, **kw: Any) -> Any:
         """Recall a bounded context for ``query``: see `memcommit.recall.recall`."""
-        from memcommit.recall import recall
+        return StoreApi._recaller(self, query, **kw)
 
-        return recall(self, query, **kw)
+    #: ``recall(view, query, **kw)``: the recall layer sits above the store, so the store
+    #: never imports it; the package top (``memcommit/__init__.py``) connects it here.
+    _recaller: ClassVar[Callable[..., Any]]
+
+    @staticmethod
+    def connect_recall(recaller: Callable[..., Any]) -> None:
+        """Make ``view.recall(query, ...)`` call ``recaller(view, query, ...)``."""
+        StoreApi._recaller = recaller
 
     def _visible(self, tenant: str) -> bool:
         return self._only is None or tenant == self._only
@@ -433,7 +442,7 @@ class StoreApi:
         if self._only is None:  # existence alone: no row is decoded
             found = set(backend.versions(list(ids)))
         else:
-            found = {m.id for m in backend.memories(Query(ids=list(ids), tenant=self._only))}
+            found = {m.id for m in backend.memories(MemoryQuery(ids=list(ids), tenant=self._only))}
         missing = ids - found
         if missing:
             raise NotFound("ids", sorted(missing)[0])

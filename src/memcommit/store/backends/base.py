@@ -1,20 +1,17 @@
-"""The narrow interface every storage backend implements, and the scheme registry.
+"""The narrow interface every storage backend implements, and the values it exchanges.
 
 The Store holds all the logic (validation, versions, traces, tenants, hooks);
 a backend only stores rows and answers queries. A new backend is one module that
-implements `Backend` and calls `register(scheme, factory)`; `open_backend` picks
-it by the target's URL scheme, so nothing else changes.
+implements `Backend` and registers its URL scheme (`memcommit.store.backends`).
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
-from memcommit.errors import InvalidInput
 from memcommit.model import Commit, Memory, Usage
 
 
@@ -35,7 +32,7 @@ class TraceRow:
 
 
 @dataclass(frozen=True)
-class Query:
+class MemoryQuery:
     """Which memory versions a read wants; the backend turns it into one SELECT.
 
     ``as_of`` is a commit seq (None: the present). ``live_at`` set means only
@@ -118,7 +115,7 @@ class Backend(Protocol):
     def seq_at(self, time: datetime) -> int:
         """The highest seq whose commit time is at or before ``time`` (0 if none)."""
 
-    def memories(self, query: Query) -> list[Memory]:
+    def memories(self, query: MemoryQuery) -> list[Memory]:
         """Memory versions matching ``query`` as the store stood at ``query.as_of``."""
 
     def versions(self, ids: Sequence[str]) -> dict[str, int]:
@@ -174,73 +171,3 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release the connection."""
-
-
-BackendFactory = Callable[..., Backend]
-_registry: dict[str, BackendFactory] = {}
-
-
-def register(scheme: str, factory: BackendFactory) -> None:
-    """Make ``scheme://...`` targets open with ``factory(target, **options)``."""
-    _registry[scheme] = factory
-
-
-def scheme_of(target: str) -> str:
-    """``postgresql://x`` -> "postgresql"; plain paths and ":memory:" -> "sqlite"."""
-    head, sep, _ = target.partition("://")
-    if not sep:
-        return "sqlite"
-    return "postgresql" if head == "postgres" else head
-
-
-def open_backend(target: Any, **options: Any) -> Backend:
-    """The backend for ``target``, chosen by its scheme; loads built-in modules on demand."""
-    if hasattr(target, "__fspath__"):
-        target = str(target.__fspath__())
-    if not isinstance(target, str) or not target:
-        raise InvalidInput("target", target, "must be a file path, ':memory:' or a URL")
-    scheme = scheme_of(target)
-    if scheme not in _registry:
-        _load_builtin(scheme)
-    if scheme not in _registry:
-        known = ", ".join(sorted({*_registry, *_BUILTIN}))
-        raise InvalidInput("target", target, f"unknown scheme {scheme!r}; known: {known}")
-    factory = _registry[scheme]
-    _check_options(scheme, factory, options)
-    return factory(target, **options)
-
-
-def _check_options(scheme: str, factory: BackendFactory, options: dict[str, Any]) -> None:
-    """InvalidInput naming the first option ``factory`` does not take (after the target)."""
-    try:
-        params = list(inspect.signature(factory).parameters.values())[1:]
-    except (TypeError, ValueError):  # a factory that cannot be inspected checks for itself
-        return
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return
-    known = [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    for name, value in options.items():
-        if name not in known:
-            raise InvalidInput(
-                name, value, f"is not an option of the {scheme} backend; known: {', '.join(known)}"
-            )
-
-
-#: Built-in backend modules, imported the first time their scheme is asked for.
-_BUILTIN = {"sqlite": "memcommit.store.sqlite", "postgresql": "memcommit.store.postgres"}
-
-
-def _load_builtin(scheme: str) -> None:
-    module = _BUILTIN.get(scheme)
-    if module is None:
-        return
-    import importlib
-
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            reason = f"the {scheme} backend is not available in this install"
-        else:
-            reason = f"the {scheme} backend needs {exc.name}: pip install 'memcommit[{scheme}]'"
-        raise InvalidInput("target", scheme, reason) from exc
