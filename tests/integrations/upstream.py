@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -64,14 +65,18 @@ def fetch(package: str, version: str) -> Path:
             detail = getattr(exc, "stderr", "") or str(exc)
             _unavailable(f"cannot download the sdist of {package}=={version}: {detail.strip()}")
         (archive,) = Path(download).glob("*.tar.gz")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=CACHE))
         with tarfile.open(archive) as tar:
             top = tar.getnames()[0].split("/")[0]
             members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/tests/")]
-            staging = Path(tempfile.mkdtemp(dir=CACHE.parent if CACHE.parent.exists() else None))
             tar.extractall(staging, members=members, filter="data")
-        root.parent.mkdir(parents=True, exist_ok=True)
-        if not root.exists():
+        try:
             (staging / top).rename(root)
+        except OSError:  # another test process extracted it first
+            if not root.exists():
+                raise
+        shutil.rmtree(staging, ignore_errors=True)
         done.touch()
     return root
 
