@@ -154,7 +154,6 @@ class _Items:
         *,
         tenant: str,
         index: IndexConfig | None,
-        ttl: TTLConfig | None,
         clock: Callable[[], datetime] | None,
         author: str,
         kind: str,
@@ -165,7 +164,6 @@ class _Items:
         self.store = store
         self.view = store.tenant(tenant)
         self.embedder = None if index is None else _Embedder(index)
-        self.ttl = ttl
         self.clock = clock
         self.author = author
         self.kind = kind
@@ -463,12 +461,11 @@ def _options(
     store: memcommit.Store,
     tenant: str,
     index: IndexConfig | None,
-    ttl: TTLConfig | None,
     clock: Callable[[], datetime] | None,
     author: str,
     kind: str,
 ) -> dict[str, Any]:
-    return {"store": store, "tenant": tenant, "index": index, "ttl": ttl, "clock": clock,
+    return {"store": store, "tenant": tenant, "index": index, "clock": clock,
             "author": author, "kind": kind}  # fmt: skip
 
 
@@ -495,7 +492,7 @@ class MemcommitStore(_MemcommitExtras, BaseStore):
         author: str = "langgraph",
         kind: str = "fact",
     ) -> None:
-        self._items = _Items(**_options(store, tenant, index, ttl, clock, author, kind))
+        self._items = _Items(**_options(store, tenant, index, clock, author, kind))
         self.index_config = self._items.embedder.config if self._items.embedder else None
         self.embeddings = self._items.embedder.embeddings if self._items.embedder else None
         self.ttl_config = ttl
@@ -525,7 +522,7 @@ class MemcommitStore(_MemcommitExtras, BaseStore):
         snapshot.__dict__.update(self.__dict__)
         items = self._items
         snapshot._items = _Items(
-            store=items.store, tenant=items.view.name, index=None, ttl=items.ttl,
+            store=items.store, tenant=items.view.name, index=None,
             clock=items.clock, author=items.author, kind=items.kind, as_of=commit,
         )  # fmt: skip
         snapshot._items.embedder = items.embedder
@@ -553,7 +550,7 @@ class AsyncMemcommitStore(_MemcommitExtras, AsyncBatchedBaseStore):
         kind: str = "fact",
     ) -> None:
         super().__init__()
-        self._items = _Items(**_options(store, tenant, index, ttl, clock, author, kind))
+        self._items = _Items(**_options(store, tenant, index, clock, author, kind))
         self.index_config = self._items.embedder.config if self._items.embedder else None
         self.embeddings = self._items.embedder.embeddings if self._items.embedder else None
         self.ttl_config = ttl
