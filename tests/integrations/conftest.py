@@ -1,12 +1,14 @@
-"""Fixtures of the integration tests: stores opened by path on both backends; deselections."""
+"""Fixtures of the integration tests: stores opened by path on both backends; deselections.
+
+The list of deselected upstream tests is printed by the root conftest, which
+pytest-xdist's controller loads (it never loads this one).
+"""
 
 from __future__ import annotations
 
 import uuid
 
 import pytest
-from deselected import ALL
-
 
 @pytest.fixture(scope="session")
 def shared_postgres(postgres_server):
@@ -65,11 +67,3 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-
-
-def pytest_terminal_summary(terminalreporter):
-    """Print every upstream deselection with its reason."""
-    terminalreporter.section("upstream tests deselected (tests/integrations/deselected.py)")
-    for suite, names in ALL.items():
-        for name, reason in names.items():
-            terminalreporter.write_line(f"{suite}::{name}: {reason}")
