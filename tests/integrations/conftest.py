@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+
 @pytest.fixture(scope="session")
 def shared_postgres(postgres_server):
     """One PostgreSQL store (a schema of its own) per test process, dropped at the end."""
