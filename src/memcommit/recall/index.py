@@ -27,7 +27,7 @@ import itertools
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -145,12 +145,15 @@ class Exported:
 _CODED = {"kind": "kinds", "scope": "scopes", "session": "sessions", "key": "keys", "tier": "tiers"}
 
 
-def _recode(column: np.ndarray, values: list) -> tuple[np.ndarray, list]:
-    """``column``'s codes renumbered densely over the codes it uses (-1 stays -1)."""
+def _recode(column: np.ndarray, values: list[Hashable]) -> tuple[np.ndarray, list[str]]:
+    """``column``'s codes renumbered densely over the codes it uses (-1 stays -1).
+
+    Every coded column of a memory (kind, scope, session, key, tier, stem) holds text.
+    """
     used = np.unique(column[column >= 0])
     table = np.full(len(values) + 1, -1, dtype=np.int64)  # the last slot maps -1 to -1
     table[used] = np.arange(len(used))
-    return table[column].astype(column.dtype), [values[code] for code in used.tolist()]
+    return table[column].astype(column.dtype), [str(values[code]) for code in used.tolist()]
 
 
 class TenantIndex:

@@ -95,7 +95,7 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
     header += b" " * _padded(_PREFIX.size + len(header))
     crc = zlib.crc32(header)
     for _, blob in blobs:
-        raw = memoryview(blob).cast("B") if isinstance(blob, np.ndarray) else blob
+        raw = blob.data.cast("B") if isinstance(blob, np.ndarray) else blob
         crc = zlib.crc32(raw, crc)
         crc = zlib.crc32(b"\0" * _padded(len(raw)), crc)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,7 +105,7 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
             out.write(_PREFIX.pack(MAGIC, FORMAT, crc, len(header)))
             out.write(header)
             for _, blob in blobs:
-                raw = memoryview(blob).cast("B") if isinstance(blob, np.ndarray) else blob
+                raw = blob.data.cast("B") if isinstance(blob, np.ndarray) else blob
                 out.write(raw)
                 out.write(b"\0" * _padded(len(raw)))
             out.flush()
