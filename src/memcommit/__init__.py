@@ -26,7 +26,7 @@ from memcommit.compaction import (
     outline,
 )
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
-from memcommit.recall import Context, Tokens, Words, recall
+from memcommit.recall import Context, Pool, Tokens, Words, recall
 from memcommit.store import Store, TenantView, open
 from memcommit.store.operations import StoreApi
 from memcommit.tiers import (
@@ -81,6 +81,7 @@ __all__ = [
     "Memory",
     "Never",
     "OlderThan",
+    "Pool",
     "Scored",
     "Store",
     "TenantView",

@@ -15,9 +15,10 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
+from memcommit import inputs
 from memcommit.compaction import gcpause
 from memcommit.compaction.fold import fold
 from memcommit.compaction.outline import outline, task_text
@@ -175,11 +176,7 @@ class Compactor:
 
         Commits get ``now`` as given, so without it the store's own clock dates them.
         """
-        if now is None:
-            return datetime.now(timezone.utc)
-        if not isinstance(now, datetime) or now.tzinfo is None:
-            raise InvalidInput("now", now, "must be a timezone-aware datetime")
-        return now
+        return inputs.now("now", now)
 
     def _held(self) -> dict[Partition, int]:
         held = self.store.find(tiers=HELD_TIERS, live=True)

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
+from memcommit import inputs
 from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit
 from memcommit.store import validate as v
@@ -149,8 +150,7 @@ class Store(StoreApi):
         self, message: Any, author: Any, now: Any, tenant: str | None
     ) -> Iterator[Transaction]:
         self._check_open()
-        if not isinstance(message, str):
-            raise InvalidInput("message", message, "must be a string")
+        inputs.message(message)
         v.text("author", author)
         now = v.moment("now", now)
         if self._in_my_commit():

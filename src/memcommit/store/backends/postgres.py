@@ -35,7 +35,7 @@ from memcommit.model import Commit, Memory, Usage
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
-from memcommit.store.backends.migrations import migrations
+from memcommit.store.backends.migrations import migrations, refuse_newer
 from memcommit.store.ids import seq_of
 
 DEFAULT_SCHEMA = "memcommit"
@@ -233,6 +233,7 @@ class PostgresBackend:
                 " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
             )
             done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            refuse_newer("postgres", done, self.target)
             for number, name, script in migrations("postgres"):
                 if number in done:
                     continue
@@ -251,6 +252,7 @@ class PostgresBackend:
         if found is None:
             raise InvalidInput("store", self.target, "is not a memcommit store (read-only open)")
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        refuse_newer("postgres", done, self.target)
         if any(number not in done for number, _, _ in migrations("postgres")):
             raise InvalidInput(
                 "store", self.target, "needs a migration; open it read-write once first"

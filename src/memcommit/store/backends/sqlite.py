@@ -26,7 +26,7 @@ from memcommit.model import Commit, Memory, Usage
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
-from memcommit.store.backends.migrations import migrations
+from memcommit.store.backends.migrations import migrations, refuse_newer
 from memcommit.store.ids import seq_of
 from memcommit.store.records import from_text, to_text
 from memcommit.store.validate import seconds
@@ -147,6 +147,7 @@ class SQLiteBackend:
                 " name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
             )
             done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            refuse_newer("sqlite", done, self.target)
             for number, name, sql in migrations("sqlite"):
                 if number in done:
                     continue
@@ -403,6 +404,7 @@ def _check_readable(target: str, path: str) -> None:
         raise InvalidInput("store", target, f"cannot read it as SQLite ({exc})") from None
     if not has_schema:
         raise InvalidInput("store", target, "is not a memcommit store (it has no schema)")
+    refuse_newer("sqlite", done, target)
     pending = [number for number, _, _ in migrations("sqlite") if number not in done]
     if pending:
         raise InvalidInput(
