@@ -99,11 +99,31 @@ class Store(StoreApi):
             self._check_open()
             return self._backend.tenants(self._seq(as_of))
 
-    def check(self) -> CheckReport:
-        """Verify the stored invariants; ``report.ok`` is True when none is broken."""
+    def check(self, *, full: bool = False) -> CheckReport:
+        """Verify the stored invariants and read every row back; ``report.ok`` when none fails.
+
+        ``full=True`` runs the backend's slowest page checks too (SQLite's
+        ``integrity_check`` instead of ``quick_check``).
+        """
+        v.flag("full", full)
         with self._lock:
             self._check_open()
-            return CheckReport(tuple(self._backend.check()))
+            return CheckReport(tuple(self._backend.check(full=full)))
+
+    def scrub(self) -> bool:
+        """Remove the copies of purged content the database keeps beyond the live rows.
+
+        Runs by itself after every commit that purges. SQLite: checkpoints the
+        write-ahead log into the file (freed space is zeroed: ``secure_delete``)
+        and truncates it. PostgreSQL: ``VACUUM versions``, which drops the old
+        row versions an update leaves behind. False when a reader still held
+        them (a long read, an open transaction elsewhere): call it again later.
+        """
+        with self._lock:
+            self._check_open()
+            if self._in_my_commit():
+                raise InvalidInput("scrub", self, "runs after a commit, not inside one")
+            return self._backend.scrub()
 
     def close(self) -> None:
         """Close the store; later calls raise `StoreClosed`. Closing twice is harmless."""
@@ -185,7 +205,8 @@ class Store(StoreApi):
                     tx.closed = True
         tx.result = batch.commit
         self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
-        self._after(batch.commit, batch.tenants, tx.deferred)
+        deferred = [self.scrub, *tx.deferred] if batch.purges else tx.deferred
+        self._after(batch.commit, batch.tenants, deferred)
 
     def _commit_time(self, now: datetime | None, tip: tuple[int, str] | None) -> datetime:
         """The time of the next commit: never earlier than the newest one's.

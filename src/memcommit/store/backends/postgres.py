@@ -575,11 +575,27 @@ class PostgresBackend:
         rows = self._run(lambda c: c.execute("SELECT namespace, name, value FROM state").fetchall())
         return sorted(rows)  # in Python: the same (code point) order as SQLite's
 
+    @_mapped
+    def scrub(self) -> bool:
+        """Rewrite the versions table (``VACUUM FULL``), so no page keeps a purged row's bytes.
+
+        PostgreSQL keeps an updated row's old version in its page until VACUUM
+        reclaims the slot, and a plain VACUUM frees the space without clearing
+        it; ``VACUUM FULL`` copies the live rows to new files and drops the old
+        ones. It locks the table while it runs (reads and commits wait), which a
+        purge, rare by nature, can afford. A transaction still open from before
+        the purge keeps the old rows alive: run `Store.scrub` again after it ends.
+        """
+        self._run(lambda c: c.execute("VACUUM FULL versions"))
+        return True
+
     # -- integrity -----------------------------------------------------------------------
 
     @_mapped
-    def check(self) -> list[str]:
-        return self._run(lambda c: common.broken(c, _CHECKS))
+    def check(self, *, full: bool = False) -> list[str]:
+        """The shared invariants and a read of every row (``full`` changes nothing here:
+        PostgreSQL checksums its pages itself when the cluster has them on)."""
+        return self._run(lambda c: common.broken(c, _CHECKS) + common.undecodable(c, POSTGRES))
 
     def close(self) -> None:
         if self._tx is not None:

@@ -457,3 +457,49 @@ def broken(conn: Any, checks: tuple[tuple[str, str], ...]) -> list[str]:
         if rows:
             found.append(f"{what}: {[tuple(r) for r in rows]}")
     return found
+
+
+def undecodable(conn: Any, d: Dialect) -> list[str]:
+    """Problems reading every stored row back, and changes whose version is not stored.
+
+    The invariant queries compare columns inside the database; this reads each
+    commit, version, trace and state row as the store would (a damaged page can
+    hold text that no longer decodes), then checks that every change naming a
+    memory version has that version.
+    """
+    found: list[str] = []
+    stored: set[tuple[str, int]] = set()
+    last = "the first row"
+    try:
+        for r in conn.execute(f"SELECT {COLUMNS} FROM versions ORDER BY id, version"):
+            m = row_to_memory(r, d)
+            stored.add((m.id, m.version))
+            last = f"version {m.version} of {m.id!r}"
+    except Exception as exc:  # any failure to decode is the finding
+        found.append(f"versions: a row after {last} cannot be read: {exc}")
+    wanted: list[tuple[int, str, int]] = []
+    last = "the first commit"
+    try:
+        text, params = commits_sql(d, None, 0, None, False, None, True)
+        for r in conn.execute(text, params):
+            commit, _ = row_to_commit(r, d)
+            wanted += [
+                (commit.seq, c.memory_id, c.version)
+                for c in commit.changes
+                if c.memory_id is not None and c.version is not None
+            ]
+            last = f"commit {commit.seq}"
+    except Exception as exc:
+        found.append(f"commits: a row after {last} cannot be read: {exc}")
+    if not found:
+        missing = [w for w in wanted if (w[1], w[2]) not in stored][:SAMPLE]
+        if missing:
+            found.append(f"change names a memory version that is not stored: {missing}")
+    try:
+        for r in conn.execute(f"SELECT {TRACE_COLUMNS} FROM traces"):
+            row_to_trace(r, d)
+        for r in conn.execute("SELECT namespace, name, value FROM state"):
+            json.loads(r[2])
+    except Exception as exc:
+        found.append(f"traces or state: a row cannot be read: {exc}")
+    return found

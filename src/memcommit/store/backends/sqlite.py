@@ -133,6 +133,7 @@ class SQLiteBackend:
         if read_only:
             return
         conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA secure_delete = ON")  # freed space is zeroed: purges leave nothing
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         self._migrate()
@@ -340,19 +341,31 @@ class SQLiteBackend:
             "SELECT namespace, name, value FROM state ORDER BY namespace, name"
         ).fetchall()
 
+    @_mapped
+    def scrub(self) -> bool:
+        """Checkpoint the WAL into the file (zeroed by ``secure_delete``) and truncate it.
+
+        A purge's old page images live on in the ``-wal`` file until then. False
+        when another connection's read held the checkpoint back.
+        """
+        busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return busy == 0
+
     # -- integrity -----------------------------------------------------------------
 
     @_mapped
-    def check(self) -> list[str]:
+    def check(self, *, full: bool = False) -> list[str]:
+        """SQLite's page checks (``quick_check``; ``integrity_check`` when ``full``), then ours."""
         conn = self._conn
         found = []
-        quick = [r[0] for r in conn.execute("PRAGMA quick_check")]
-        if quick != ["ok"]:
-            found.append(f"sqlite quick_check: {'; '.join(quick[: common.SAMPLE])}")
+        pragma = "integrity_check" if full else "quick_check"
+        pages = [r[0] for r in conn.execute(f"PRAGMA {pragma}")]
+        if pages != ["ok"]:
+            found.append(f"sqlite {pragma}: {'; '.join(pages[: common.SAMPLE])}")
         broken_links = conn.execute("PRAGMA foreign_key_check").fetchmany(common.SAMPLE)
         if broken_links:
             found.append(f"foreign key broken: {broken_links}")
-        return found + common.broken(conn, _CHECKS)
+        return found + common.broken(conn, _CHECKS) + common.undecodable(conn, SQLITE)
 
     def close(self) -> None:
         try:
