@@ -52,11 +52,11 @@ def test_a_finished_trace_becomes_a_summary_and_an_archive(store) -> None:
     assert summary.metadata["task"] == "Deploy the billing service"
     assert summary.metadata["summarizer"] == "outline"
 
-    # Steps are archived; the root stays where it was, marked with its summary.
+    # Steps are archived; the root is archived too, marked with its summary.
     assert set(result.moved) == {s.id for s in trace.steps}
     now = store.trace(trace_id)
     assert [s.tier for s in now.steps] == ["archive", "archive"]
-    assert now.root.tier == "short" and now.root.metadata[COMPACTED_INTO] == summary.id
+    assert now.root.tier == "archive" and now.root.metadata[COMPACTED_INTO] == summary.id
     assert store.get(summary.id) == summary
     ops = sorted(c.op for c in result.commit.changes)
     assert ops == ["add", "archive", "archive", "update"]

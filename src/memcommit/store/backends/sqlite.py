@@ -48,6 +48,11 @@ def _mapped(fn: F) -> F:
             return fn(*args, **kwargs)
         except sqlite3.OperationalError as exc:
             text = str(exc)
+            if "readonly database" in text and args and hasattr(args[0], "target"):
+                raise BackendError(
+                    f"sqlite: {args[0].target!r} is open read-only (read_only=True, or on"
+                    " read-only media); nothing was written"
+                ) from exc
             if "unable to open" in text or "disk I/O" in text:
                 raise Unavailable(f"sqlite: {text}") from exc
             raise BackendError(f"sqlite: {text}") from exc
@@ -110,6 +115,9 @@ class SQLiteBackend:
         if not isinstance(read_only, bool):
             raise InvalidInput("read_only", read_only, "must be True or False")
         self.target = path
+        # A store on read-only media (a read-only mount, an immutable file) opens for reading.
+        read_only = read_only or (path != ":memory:" and os.path.isfile(path) and _unwritable(path))
+        self.read_only = read_only
         if read_only:
             _check_readable(target, path)
         try:
@@ -172,6 +180,9 @@ class SQLiteBackend:
 
     @_mapped
     def begin(self) -> None:
+        if self.read_only:  # a read snapshot (an export); a write in it is refused by SQLite
+            self._conn.execute("BEGIN")
+            return
         self._conn.execute("BEGIN IMMEDIATE")
 
     @_mapped
@@ -390,9 +401,24 @@ def _statements(sql: str) -> list[str]:
     return out
 
 
+def _unwritable(path: str) -> bool:
+    """True when ``path`` or its folder cannot be written (read-only media, immutable file).
+
+    SQLite needs both writable for a read-write open of a WAL store (it makes the
+    ``-wal`` and ``-shm`` files beside it).
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    return not (os.access(path, os.W_OK) and os.access(folder, os.W_OK))
+
+
 def _read_only_uri(path: str) -> str:
-    """The ``file:`` URI opening ``path`` read-only (never creating it)."""
-    return "file:" + quote(os.path.abspath(path)) + "?mode=ro"
+    """The ``file:`` URI opening ``path`` read-only (never creating it).
+
+    On read-only media nobody can be writing it, and SQLite could not make the
+    shared-memory file a WAL read needs: ``immutable=1`` reads it without one.
+    """
+    extra = "&immutable=1" if _unwritable(path) else ""
+    return "file:" + quote(os.path.abspath(path)) + "?mode=ro" + extra
 
 
 def _check_readable(target: str, path: str) -> None:
@@ -426,7 +452,7 @@ def _check_readable(target: str, path: str) -> None:
             f"needs migrations {pending} that a read-only open does not apply;"
             " open it once read-write (e.g. `memcommit log --store ...`) to upgrade it",
         )
-    if journal.lower() != "wal":
+    if journal.lower() != "wal" and not _unwritable(path):  # immutable reads report "delete"
         raise InvalidInput(
             "store", target, f"is in {journal} journal mode; memcommit stores use WAL"
         )
