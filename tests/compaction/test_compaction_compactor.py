@@ -114,11 +114,11 @@ def test_keep_failed_at_exactly_n_records(store) -> None:
 def test_under_pressure_counts_what_the_store_holds(store) -> None:
     a = [add_trace(store, f"a{i}", steps=5, scope="a", at=later(i)) for i in range(3)]
     add_trace(store, "b0", steps=5, scope="b", at=later(3))
-    # Partition a holds 3 x 6 = 18 records; each compaction frees 5 - 1 = 4.
+    # Partition a holds 3 x 6 = 18 records; each compaction frees 6 - 1 = 5 (root and steps).
     result = Compactor(store, policy=UnderPressure(12)).compact(now=later(10))
     assert result.traces == tuple(a[:2])
     held = store.find(scopes=["a"], tiers=["short", "mid", "long"])
-    assert len(held) == 10
+    assert len(held) == 8
     assert Compactor(store, policy=UnderPressure(12)).compact(now=later(11)).traces == ()
 
 
