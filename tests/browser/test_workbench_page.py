@@ -332,7 +332,7 @@ def test_notebook_survives_reload_and_exports(page, tmp_path: Path) -> None:
     button(page, "Record observation").click()
     notes = control(page, "Notebook")
     assert "Selected: M7" in notes.input_value()
-    assert "M4 over_budget" in notes.input_value()
+    assert "M4: does not fit the remaining word budget" in notes.input_value()
     notes.press("End")
     notes.type("\nMy own line.")
     page.reload()

@@ -24,7 +24,7 @@ def memory(fields: dict[str, Any]) -> Memory:
     return m
 
 
-def change(op: str, memory_id: str | None, version: int | None, detail: dict) -> Change:
+def change(op: str, memory_id: str | None, version: int | None, detail: dict[str, Any]) -> Change:
     """A Change without the dataclass ``__init__`` (one per memory in a bulk commit)."""
     c = _new(Change)
     _set(c, "__dict__", {"op": op, "memory_id": memory_id, "version": version, "detail": detail})
@@ -32,9 +32,15 @@ def change(op: str, memory_id: str | None, version: int | None, detail: dict) ->
 
 
 def commit(
-    seq: int, id: str, parent: str | None, time: datetime, author: str, message: str,
+    *,
+    seq: int,
+    id: str,
+    parent: str | None,
+    time: datetime,
+    author: str,
+    message: str,
     changes: tuple[Change, ...],
-) -> Commit:  # fmt: skip
+) -> Commit:
     """A Commit without the dataclass ``__init__`` (one per write and per commit read)."""
     c = _new(Commit)
     _set(

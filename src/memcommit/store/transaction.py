@@ -494,7 +494,10 @@ class Transaction:
         changes = tuple(
             change(op, mid, version, detail or {}) for op, mid, version, detail in self._changes
         )
-        commit = make_commit(p.seq, p.id, p.parent, p.time, p.author, p.message, changes)
+        commit = make_commit(
+            seq=p.seq, id=p.id, parent=p.parent, time=p.time, author=p.author,
+            message=p.message, changes=changes,
+        )  # fmt: skip
         return Batch(
             commit=commit,
             tenants=self._tenants,

@@ -2,7 +2,8 @@
 
 Standard library only. Static files come from the package's ``static/`` folder,
 looked up by exact name, so no request path can reach any other file. Every API
-answer is JSON; a bad parameter is a 400 naming the field.
+answer is JSON; a bad parameter is a 400 naming the field, the value and the bare reason
+(which the page turns into a sentence about the control the user sees).
 """
 
 from __future__ import annotations
@@ -157,11 +158,13 @@ class Handler(BaseHTTPRequestHandler):
         try:
             payload = handler(params)
         except (InvalidInput, NotFound) as exc:
-            self.send_json(
-                HTTPStatus.BAD_REQUEST,
-                {"error": {"field": exc.field, "value": str(exc.value), "message": str(exc)}},
-                head=head,
-            )
+            error = {
+                "field": exc.field,
+                "value": None if exc.value is None else str(exc.value),
+                "reason": getattr(exc, "reason", "not found"),
+                "message": str(exc),
+            }
+            self.send_json(HTTPStatus.BAD_REQUEST, {"error": error}, head=head)
             return
         except MemcommitError as exc:
             self.send_json(

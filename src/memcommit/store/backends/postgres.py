@@ -22,7 +22,6 @@ import re
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -31,18 +30,18 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memcommit.errors import BackendError, InvalidInput, Unavailable
-from memcommit.model import Commit, Memory, Usage
+from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
-from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
+from memcommit.store.backends.base import Batch
 from memcommit.store.backends.migrations import migrations, refuse_newer
-from memcommit.store.ids import seq_of
 
 DEFAULT_SCHEMA = "memcommit"
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 _LOCK_SPACE = 0x6D656D63  # "memc": first key of every advisory lock memcommit takes
 #: Above this many new versions a commit streams them with COPY instead of INSERTs.
 _COPY_FROM = 64
+_COPY_VERSIONS = f"COPY versions ({common.names((*common.MEMORY, common.END_SEQ))}) FROM STDIN"
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
 _GONE = ("08", "57P01", "57P02", "57P03")
 
@@ -59,12 +58,9 @@ POSTGRES = common.Dialect(
     has_key="r.metadata::jsonb ? %s",
     step_order="step NULLS FIRST",
 )
-INSERT_VERSION = common.insert_version(POSTGRES)
-INSERT_COMMIT = common.insert_commit(POSTGRES)
-_UPSERT_TRACE = common.upsert_trace(POSTGRES)
 #: The shared invariants (`sql.invariants`) in PostgreSQL's spelling; foreign keys need
 #: no check here because PostgreSQL enforces them on every write.
-_CHECKS = common.invariants(
+CHECKS = common.invariants(
     is_not="IS DISTINCT FROM",
     seq_hex="lpad(to_hex(seq), 12, '0')",
     bounds=(
@@ -144,8 +140,11 @@ def shown(conninfo: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
-class PostgresBackend:
+class PostgresBackend(common.SQLBackend):
     """Commits and memory versions in one schema of a PostgreSQL database."""
+
+    dialect = POSTGRES
+    checks = CHECKS
 
     def __init__(
         self,
@@ -177,7 +176,7 @@ class PostgresBackend:
         self._begin_sql = f"BEGIN; {self._lock_wait}".encode()
         # the Store reads the tip right after begin(): read it in the same round trip
         self._begin_tip_sql = (
-            f"BEGIN; {self._lock_wait}; SELECT seq, id, parent, time, author, message"
+            f"BEGIN; {self._lock_wait}; SELECT {common.names(common.COMMIT[:-1])}"
             " FROM commits ORDER BY seq DESC LIMIT 1"
         ).encode()
         if not isinstance(read_only, bool):
@@ -258,13 +257,6 @@ class PostgresBackend:
                 "store", self.target, "needs a migration; open it read-write once first"
             )
 
-    @_mapped
-    def applied_migrations(self) -> list[int]:
-        """Numbers of the migrations this schema has, in order."""
-        return self._run(
-            lambda c: [r[0] for r in c.execute("SELECT version FROM schema_migrations ORDER BY 1")]
-        )
-
     # -- connections ---------------------------------------------------------------
 
     def _mine(self) -> bool:
@@ -332,13 +324,16 @@ class PostgresBackend:
             return
         try:
             self._send(conn)
+            w = common.writes(batch, self.rows, self.statements)
             with conn.cursor() as cur:  # COPY cannot run in a pipeline
-                cur.execute(INSERT_COMMIT, common.commit_row(batch, POSTGRES))
-                with cur.copy(f"COPY versions ({common.VERSION_COLUMNS}) FROM STDIN") as copy:
-                    for m, ended in zip(batch.versions, batch.ended, strict=False):
-                        copy.write_row(common.memory_row(m, c.seq if ended else None, POSTGRES))
+                cur.execute(*w.commit)
+                with cur.copy(_COPY_VERSIONS) as copy:
+                    for row in w.versions[1]:
+                        copy.write_row(row)
             with conn.pipeline(), conn.cursor() as cur:
-                queue_updates(cur, batch)
+                for text, rows in w.updates:
+                    for row in rows:
+                        cur.execute(text, row)
         except psycopg.Error as exc:
             error = _translated(exc)
             if isinstance(error, Unavailable):
@@ -359,13 +354,10 @@ class PostgresBackend:
         # would open a nested pipeline, and sync again)
         with conn.pipeline(), conn.cursor() as cur:
             for batch in queued:
-                seq = batch.commit.seq
-                cur.execute(INSERT_COMMIT, common.commit_row(batch, POSTGRES))
-                for m, ended in zip(batch.versions, batch.ended, strict=False):
-                    cur.execute(
-                        INSERT_VERSION, common.memory_row(m, seq if ended else None, POSTGRES)
-                    )
-                queue_updates(cur, batch)
+                w = common.writes(batch, self.rows, self.statements)
+                for text, rows in ((w.commit[0], [w.commit[1]]), w.versions, *w.updates):
+                    for row in rows:
+                        cur.execute(text, row)
             if commit:
                 cur.execute("COMMIT")
 
@@ -434,146 +426,43 @@ class PostgresBackend:
     # -- reads -----------------------------------------------------------------------
 
     @_mapped
+    def tip(self) -> tuple[int, str] | None:
+        found = self._select("SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1")
+        return tuple(found[0]) if found else None  # type: ignore[return-value]
+
     def commits(
-        self, *, seqs: Sequence[int] | None = None, after: int = 0, upto: int | None = None,
-        newest_first: bool = True, limit: int | None = None, changes: bool = True,
-    ) -> list[tuple[Commit, list[str | None]]]:  # fmt: skip
+        self,
+        *,
+        seqs: Sequence[int] | None = None,
+        after: int = 0,
+        upto: int | None = None,
+        newest_first: bool = True,
+        limit: int | None = None,
+        changes: bool = True,
+    ) -> list[tuple[Commit, list[str | None]]]:
+        """As `SQLBackend.commits`; inside a commit, the tip read by `begin` is not read again."""
         tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
         if tip_only and not changes and self._tip is not None and self._mine():
-            return [common.row_to_commit((*self._tip, "[]"), POSTGRES)] if self._tip else []
-        query, params = common.commits_sql(
-            POSTGRES, seqs, after, upto, newest_first, limit, changes
-        )
-        rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
-        return [common.row_to_commit(r, POSTGRES) for r in rows]
+            return [self.rows.commit((*self._tip, "[]"))] if self._tip else []
+        return super().commits(
+            seqs=seqs, after=after, upto=upto, newest_first=newest_first, limit=limit,
+            changes=changes,
+        )  # fmt: skip
 
     @_mapped
-    def commit_seq(self, commit_id: str) -> int | None:
-        seq = seq_of(commit_id)
-        if seq is None:
-            return None
-        row = self._run(
-            lambda c: c.execute(
-                "SELECT seq FROM commits WHERE seq = %s AND id = %s", (seq, commit_id)
-            ).fetchone()
-        )
-        return None if row is None else row[0]
+    def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        encoded = text.encode()
+        return self._run(lambda c: c.execute(encoded, params).fetchall())
 
     @_mapped
-    def seq_at(self, time: datetime) -> int:
-        row = self._run(
-            lambda c: c.execute("SELECT max(seq) FROM commits WHERE time <= %s", (time,)).fetchone()
-        )
-        return row[0] or 0
+    def _write_all(self, text: str, rows: Iterable[Sequence[Any]]) -> None:
+        encoded, many = text.encode(), list(rows)
 
-    @_mapped
-    def memories(self, query: MemoryQuery) -> list[Memory]:
-        text, params = common.memories_sql(query, POSTGRES)
-        rows = self._run(lambda c: c.execute(text.encode(), params).fetchall())
-        return [common.row_to_memory(r, POSTGRES) for r in rows]
-
-    @_mapped
-    def history(self, memory_id: str) -> list[Memory]:
-        rows = self._run(
-            lambda c: c.execute(
-                f"SELECT {common.COLUMNS} FROM versions WHERE id = %s ORDER BY version",
-                (memory_id,),
-            ).fetchall()
-        )
-        return [common.row_to_memory(r, POSTGRES) for r in rows]
-
-    @_mapped
-    def tip(self) -> tuple[int, str] | None:
-        row = self._run(
-            lambda c: c.execute("SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1").fetchone()
-        )
-        return None if row is None else (row[0], row[1])
-
-    @_mapped
-    def versions(self, ids: Sequence[str]) -> dict[str, int]:
-        if not ids:
-            return {}
-        query, params = common.versions_sql(POSTGRES, ids)
-        return dict(self._run(lambda c: c.execute(query.encode(), params).fetchall()))
-
-    @_mapped
-    def traces(
-        self, *, ids: Sequence[str] | None = None, tenant: str | None = None,
-        as_of: int | None = None, status: str | None = None, unmarked: str | None = None,
-        after: str | None = None, limit: int | None = None,
-    ) -> list[TraceRow]:  # fmt: skip
-        query, params = common.traces_sql(
-            POSTGRES, ids, tenant, as_of, status, unmarked, after, limit
-        )
-        rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
-        return [TraceRow(*r) for r in rows]
-
-    @_mapped
-    def tenants(self, as_of: int | None = None) -> list[str]:
-        if as_of is None:
-            query, params = "SELECT DISTINCT tenant FROM versions WHERE end_seq IS NULL", ()
-        else:
-            query, params = "SELECT DISTINCT tenant FROM versions WHERE seq <= %s", (as_of,)
-        rows = self._run(lambda c: c.execute(query, params).fetchall())
-        return sorted(r[0] for r in rows)
-
-    @_mapped
-    def tier_counts(
-        self, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
-    ) -> dict[tuple[str, str, str], int]:
-        query, params = common.tier_counts_sql(POSTGRES, tiers, tenant, always)
-        rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
-        return {(r[0], r[1], r[2]): r[3] for r in rows}
-
-    # -- use counts and small state ----------------------------------------------------
-
-    @_mapped
-    def record_uses(self, ids: Sequence[str]) -> dict[str, Usage]:
-        current = self.usage(set(ids))
-        tick = common.counted(current, ids, int(self.state_get(*common.USE_TICK) or 0))
-        rows = [(mid, u.count, u.first_tick, u.last_tick) for mid, u in current.items()]
-
-        def store(c: psycopg.Connection) -> None:
+        def run(c: psycopg.Connection) -> None:
             with c.pipeline(), c.cursor() as cur:
-                cur.executemany(common.upsert_usage(POSTGRES), rows)
+                cur.executemany(encoded, many)
 
-        self._run(store)
-        self.state_set(*common.USE_TICK, str(tick))
-        return current
-
-    @_mapped
-    def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
-        found = common.usage_sql(POSTGRES, ids)
-        if found is None:
-            return {}
-        query, params = found
-        rows = self._run(lambda c: c.execute(query.encode(), params).fetchall())
-        return {r[0]: Usage(r[1], r[2], r[3]) for r in rows}
-
-    @_mapped
-    def state_get(self, namespace: str, key: str) -> str | None:
-        row = self._run(
-            lambda c: c.execute(
-                "SELECT value FROM state WHERE namespace = %s AND name = %s", (namespace, key)
-            ).fetchone()
-        )
-        return None if row is None else row[0]
-
-    @_mapped
-    def state_set(self, namespace: str, key: str, value: str) -> None:
-        self._run(
-            lambda c: c.execute(
-                "INSERT INTO state (namespace, name, value) VALUES (%s, %s, %s)"
-                " ON CONFLICT (namespace, name) DO UPDATE SET value = excluded.value",
-                (namespace, key, value),
-            )
-        )
-
-    @_mapped
-    def state_items(self) -> list[tuple[str, str, str]]:
-        """Every (namespace, key, JSON text) of the small state, sorted (for `migrate`)."""
-        rows = self._run(lambda c: c.execute("SELECT namespace, name, value FROM state").fetchall())
-        return sorted(rows)  # in Python: the same (code point) order as SQLite's
+        self._run(run)
 
     @_mapped
     def scrub(self) -> bool:
@@ -589,34 +478,10 @@ class PostgresBackend:
         self._run(lambda c: c.execute("VACUUM FULL versions"))
         return True
 
-    # -- integrity -----------------------------------------------------------------------
-
-    @_mapped
-    def check(self, *, full: bool = False) -> list[str]:
-        """The shared invariants and a read of every row (``full`` changes nothing here:
-        PostgreSQL checksums its pages itself when the cluster has them on)."""
-        return self._run(lambda c: common.broken(c, _CHECKS) + common.undecodable(c, POSTGRES))
-
     def close(self) -> None:
         if self._tx is not None:
             self.rollback()
         self._pool.close()
-
-
-def queue_updates(cur: psycopg.Cursor, batch: Batch) -> None:
-    """Queue a commit's row updates (closed versions, purges, trace states) in a pipeline."""
-    seq = batch.commit.seq
-    for mid, version in batch.closes:
-        cur.execute(
-            "UPDATE versions SET end_seq = %s WHERE id = %s AND version = %s", (seq, mid, version)
-        )
-    if batch.purges:
-        cur.execute(
-            "UPDATE versions SET content = '', tags = '[]', metadata = '{}' WHERE id = ANY(%s)",
-            (list(batch.purges),),
-        )
-    for row in common.trace_rows(batch, POSTGRES):
-        cur.execute(_UPSERT_TRACE, row)
 
 
 register("postgresql", PostgresBackend)

@@ -1,38 +1,109 @@
-"""What the SQL backends share: columns, row <-> model conversions, the queries, the checks.
+"""What the SQL backends share: the column tables, the queries, the reads and the checks.
 
 Both backends store the same columns, with tags, metadata and a commit's
-changes as the same JSON text, so one piece of code builds their rows and
-queries, and states the store's integrity invariants. A `Dialect` names the few
-things that differ: the placeholder, the boolean literals, how a list of values is
-passed, and whether times and flags travel as Python values (psycopg) or as text
-and integers (sqlite3).
+changes as the same JSON text. Each table is written once below (`MEMORY`,
+`COMMIT`, `TRACE`, `USAGE`); every column list, placeholder list, row encoder
+and row decoder is derived from it, and rows are decoded by column name. A
+`Dialect` names the few things that differ between two SQL databases: the
+placeholder, the boolean literals, how a list of values is passed, and whether
+times and flags travel as Python values (psycopg) or as text and integers
+(sqlite3). `SQLBackend` answers every read, use count, state and check of the
+`Backend` protocol from two primitives a backend module implements.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
+from operator import itemgetter
+from typing import Any, ClassVar
 
 from memcommit.model import Commit, Memory, Usage
 from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
+from memcommit.store.ids import seq_of
 from memcommit.store.records import change, memory
 from memcommit.store.records import commit as make_commit
 
-COLUMNS = (
-    "id, version, content, kind, scope, tenant, session, mkey, importance, tags, project,"
-    " always, token_count, trace_id, step, metadata, valid_from, valid_to, superseded_by,"
-    " status, tier, created_at, created_commit, updated_at, seq"
-)
-VERSION_COLUMNS = COLUMNS + ", end_seq"
-TRACE_COLUMNS = (
-    "id, tenant, scope, session, status, last_step, started_seq, started_at, ended_seq, ended_at"
-)
-TRACE_SELECT = ", ".join("t." + c for c in TRACE_COLUMNS.split(", "))
-USE_TICK = ("memcommit", "use_tick")
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
+
+Row = Sequence[Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One stored column: its SQL name, the model field it holds, and how it is stored.
+
+    ``codec``: "plain" (as it is), "time" (a datetime), "flag" (a bool), "list"
+    (a tuple as JSON text) or "map" (a dict as JSON text).
+    """
+
+    name: str
+    field: str
+    codec: str = "plain"
+
+
+def _same_names(*names: str, codecs: dict[str, str] | None = None) -> tuple[Column, ...]:
+    """Columns named like the fields they hold."""
+    return tuple(Column(n, n, (codecs or {}).get(n, "plain")) for n in names)
+
+
+#: The ``versions`` table: one row per memory version, in `Memory` field order.
+MEMORY: tuple[Column, ...] = (
+    Column("id", "id"),
+    Column("content", "content"),
+    Column("kind", "kind"),
+    Column("scope", "scope"),
+    Column("tenant", "tenant"),
+    Column("session", "session"),
+    Column("mkey", "key"),
+    Column("importance", "importance"),
+    Column("tags", "tags", "list"),
+    Column("project", "project"),
+    Column("always", "always", "flag"),
+    Column("token_count", "token_count"),
+    Column("trace_id", "trace_id"),
+    Column("step", "step"),
+    Column("metadata", "metadata", "map"),
+    Column("valid_from", "valid_from", "time"),
+    Column("valid_to", "valid_to", "time"),
+    Column("superseded_by", "superseded_by"),
+    Column("status", "status"),
+    Column("tier", "tier"),
+    Column("version", "version"),
+    Column("created_at", "created_at", "time"),
+    Column("created_commit", "created_commit"),
+    Column("updated_at", "updated_at", "time"),
+    Column("seq", "updated_commit"),
+)
+#: The version row's one column that is not a memory field: the commit that replaced it.
+END_SEQ = Column("end_seq", "end_seq")
+#: The ``commits`` table: a commit with its changes as JSON text.
+COMMIT = _same_names("seq", "id", "parent", "time", "author", "message", "changes",
+                     codecs={"time": "time"})  # fmt: skip
+#: The ``traces`` table, in `TraceRow` field order.
+TRACE = _same_names(
+    *(f.name for f in fields(TraceRow)), codecs={"started_at": "time", "ended_at": "time"}
+)
+#: The ``usage`` table: one use count per memory id.
+USAGE = _same_names("id", "count", "first_tick", "last_tick")
+
+assert [c.field for c in MEMORY] == [f.name for f in fields(Memory)], "MEMORY order"
+
+
+def names(columns: Iterable[Column], prefix: str = "") -> str:
+    """The comma-separated SQL names of ``columns`` (each after ``prefix``)."""
+    return ", ".join(prefix + c.name for c in columns)
+
+
+def _codec_fields(columns: Iterable[Column], codec: str) -> tuple[str, ...]:
+    return tuple(c.field for c in columns if c.codec == codec)
+
+
+MEMORY_SELECT = names(MEMORY)
+_TRACE_SELECT = names(TRACE, "t.")
+USE_TICK = ("memcommit", "use_tick")
 
 
 def _same(value: Any) -> Any:
@@ -74,54 +145,85 @@ class Dialect:
         """``n`` placeholders, comma-separated."""
         return ", ".join([self.mark] * n)
 
-
-def row_to_memory(r: tuple, d: Dialect) -> Memory:
-    """A Memory from a row of ``COLUMNS``."""
-    tags = r[9]
-    meta = r[15]
-    time_in = d.time_in
-    return memory(
-        {
-            "id": r[0],
-            "content": r[2],
-            "kind": r[3],
-            "scope": r[4],
-            "tenant": r[5],
-            "session": r[6],
-            "key": r[7],
-            "importance": r[8],
-            "tags": () if tags == "[]" else tuple(json.loads(tags)),
-            "project": r[10],
-            "always": d.flag_in(r[11]),
-            "token_count": r[12],
-            "trace_id": r[13],
-            "step": r[14],
-            "metadata": {} if meta == "{}" else json.loads(meta),
-            "valid_from": time_in(r[16]),
-            "valid_to": time_in(r[17]),
-            "superseded_by": r[18],
-            "status": r[19],
-            "tier": r[20],
-            "version": r[1],
-            "created_at": time_in(r[21]),
-            "created_commit": r[22],
-            "updated_at": time_in(r[23]),
-            "updated_commit": r[24],
-        }
-    )
+    def insert(self, table: str, columns: Sequence[Column]) -> str:
+        """The INSERT of one row of ``columns`` into ``table``."""
+        return f"INSERT INTO {table} ({names(columns)}) VALUES ({self.marks(len(columns))})"
 
 
-def memory_row(m: Memory, end_seq: int | None, d: Dialect) -> tuple:
-    """The ``VERSION_COLUMNS`` row of one memory version."""
-    time_out = d.time_out
-    return (
-        m.id, m.version, m.content, m.kind, m.scope, m.tenant, m.session, m.key, m.importance,
-        json.dumps(list(m.tags)) if m.tags else "[]", m.project, m.always, m.token_count,
-        m.trace_id, m.step, json.dumps(m.metadata, sort_keys=True) if m.metadata else "{}",
-        time_out(m.valid_from), time_out(m.valid_to), m.superseded_by, m.status, m.tier,
-        time_out(m.created_at), m.created_commit, time_out(m.updated_at), m.updated_commit,
-        end_seq,
-    )  # fmt: skip
+# -- rows <-> model values, derived from the tables ---------------------------------
+
+
+class Rows:
+    """The row encoders and decoders of one dialect, built once from the column tables."""
+
+    def __init__(self, d: Dialect) -> None:
+        self.dialect = d
+        self._memory_fields = tuple(c.field for c in MEMORY)
+        self._version_values = itemgetter(*self._memory_fields, END_SEQ.field)
+        converts = d.time_in is not _same
+        self._times = _codec_fields(MEMORY, "time") if converts else ()
+        self._trace_times = _codec_fields(TRACE, "time") if converts else ()
+        self._trace_fields = tuple(c.field for c in TRACE)
+
+    def memory(self, row: Row) -> Memory:
+        """A Memory from a row of `MEMORY_SELECT`, by column name."""
+        f = dict(zip(self._memory_fields, row, strict=True))
+        tags, meta = f["tags"], f["metadata"]
+        f["tags"] = () if tags == "[]" else tuple(json.loads(tags))
+        f["metadata"] = {} if meta == "{}" else json.loads(meta)
+        f["always"] = self.dialect.flag_in(f["always"])
+        time_in = self.dialect.time_in
+        for name in self._times:
+            f[name] = time_in(f[name])
+        return memory(f)
+
+    def version(self, m: Memory, end_seq: int | None) -> tuple[Any, ...]:
+        """The row of one memory version: `MEMORY` then `END_SEQ`."""
+        f = dict(m.__dict__)
+        f["tags"] = json.dumps(list(m.tags)) if m.tags else "[]"
+        f["metadata"] = json.dumps(m.metadata, sort_keys=True) if m.metadata else "{}"
+        time_out = self.dialect.time_out
+        for name in self._times:
+            f[name] = time_out(f[name])
+        f[END_SEQ.field] = end_seq
+        return self._version_values(f)  # type: ignore[no-any-return]
+
+    def commit(self, row: Row) -> tuple[Commit, list[str | None]]:
+        """A Commit, and the tenant of each change, from a row of `COMMIT`."""
+        f = dict(zip((c.field for c in COMMIT), row, strict=True))
+        changes = []
+        tenants = []
+        for item in json.loads(f["changes"]) if f["changes"] != "[]" else ():
+            op, memory_id, version, tenant, *detail = item
+            changes.append(change(op, memory_id, version, detail[0] if detail else {}))
+            tenants.append(tenant)
+        made = make_commit(
+            seq=f["seq"], id=f["id"], parent=f["parent"], time=self.dialect.time_in(f["time"]),
+            author=f["author"], message=f["message"], changes=tuple(changes),
+        )  # fmt: skip
+        return made, tenants
+
+    def commit_row(self, batch: Batch) -> tuple[Any, ...]:
+        """The row of a batch's commit, in `COMMIT` order."""
+        c = batch.commit
+        values = {**c.__dict__, "time": self.dialect.time_out(c.time)}
+        values["changes"] = changes_text(batch)
+        return tuple(values[col.field] for col in COMMIT)
+
+    def trace(self, row: Row) -> TraceRow:
+        """A TraceRow from a row of `TRACE`, by column name."""
+        f = dict(zip(self._trace_fields, row, strict=True))
+        for name in self._trace_times:
+            f[name] = self.dialect.time_in(f[name])
+        return TraceRow(**f)
+
+    def trace_row(self, t: TraceRow) -> tuple[Any, ...]:
+        """The row of one trace, in `TRACE` order."""
+        time_out = self.dialect.time_out
+        values = {c.field: getattr(t, c.field) for c in TRACE}
+        for name in _codec_fields(TRACE, "time"):
+            values[name] = time_out(values[name])
+        return tuple(values[c.field] for c in TRACE)
 
 
 def changes_text(batch: Batch) -> str:
@@ -136,67 +238,87 @@ def changes_text(batch: Batch) -> str:
     )
 
 
-def commit_row(batch: Batch, d: Dialect) -> tuple:
-    """The ``commits`` row of a batch's commit."""
-    c = batch.commit
-    return (c.seq, c.id, c.parent, d.time_out(c.time), c.author, c.message, changes_text(batch))
+# -- the statements ------------------------------------------------------------------
 
 
-def insert_version(d: Dialect) -> str:
-    """The INSERT of one ``memory_row``."""
-    return f"INSERT INTO versions ({VERSION_COLUMNS}) VALUES ({d.marks(26)})"
+@dataclass(frozen=True)
+class Statements:
+    """Every write statement of one dialect, derived from the tables."""
+
+    insert_commit: str
+    insert_version: str
+    close_version: str
+    purge: str
+    upsert_trace: str
+    upsert_usage: str
+    set_state: str
+
+    @classmethod
+    def of(cls, d: Dialect) -> Statements:
+        """The statements in ``d``'s spelling."""
+        p = d.mark
+        return cls(
+            insert_commit=d.insert("commits", COMMIT),
+            insert_version=d.insert("versions", (*MEMORY, END_SEQ)),
+            close_version=f"UPDATE versions SET end_seq = {p} WHERE id = {p} AND version = {p}",
+            purge="UPDATE versions SET content = '', tags = '[]', metadata = '{}'"
+            f" WHERE id = {p}",
+            upsert_trace=d.insert("traces", TRACE)
+            + " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
+            " last_step = excluded.last_step, ended_seq = excluded.ended_seq,"
+            " ended_at = excluded.ended_at",
+            upsert_usage=d.insert("usage", USAGE)
+            + " ON CONFLICT (id) DO UPDATE SET count = excluded.count,"
+            " last_tick = excluded.last_tick",
+            set_state=f"INSERT INTO state (namespace, name, value) VALUES ({d.marks(3)})"
+            " ON CONFLICT (namespace, name) DO UPDATE SET value = excluded.value",
+        )
 
 
-def insert_commit(d: Dialect) -> str:
-    """The INSERT of one ``commit_row``."""
-    return (
-        "INSERT INTO commits (seq, id, parent, time, author, message, changes)"
-        f" VALUES ({d.marks(7)})"
+@dataclass(frozen=True)
+class Writes:
+    """The row writes of one batch, statement by statement, in the order they must run."""
+
+    commit: tuple[str, tuple[Any, ...]]
+    versions: tuple[str, Iterable[tuple[Any, ...]]]
+    updates: list[tuple[str, list[tuple[Any, ...]]]]  # closes, purges, trace states
+
+
+def writes(batch: Batch, rows: Rows, statements: Statements) -> Writes:
+    """Every row write of ``batch``; versions are a generator (made one at a time)."""
+    seq = batch.commit.seq
+    updates = [
+        (statements.close_version, [(seq, mid, version) for mid, version in batch.closes]),
+        (statements.purge, [(mid,) for mid in batch.purges]),
+        (statements.upsert_trace, [rows.trace_row(t) for t in batch.traces]),
+    ]
+    return Writes(
+        commit=(statements.insert_commit, rows.commit_row(batch)),
+        versions=(
+            statements.insert_version,
+            (
+                rows.version(m, seq if ended else None)
+                for m, ended in zip(batch.versions, batch.ended, strict=False)
+            ),
+        ),
+        updates=[(text, params) for text, params in updates if params],
     )
 
 
-def upsert_trace(d: Dialect) -> str:
-    """The INSERT of one trace row, or the update of its state when it exists."""
-    return (
-        f"INSERT INTO traces ({TRACE_COLUMNS}) VALUES ({d.marks(10)})"
-        " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
-        " last_step = excluded.last_step, ended_seq = excluded.ended_seq,"
-        " ended_at = excluded.ended_at"
-    )
-
-
-def trace_rows(batch: Batch, d: Dialect) -> list[tuple]:
-    """The ``traces`` rows a batch writes."""
-    out = d.time_out
-    return [
-        (t.id, t.tenant, t.scope, t.session, t.status, t.last_step, t.started_seq,
-         out(t.started_at), t.ended_seq, out(t.ended_at))
-        for t in batch.traces
-    ]  # fmt: skip
-
-
-def row_to_commit(r: tuple, d: Dialect) -> tuple[Commit, list[str | None]]:
-    """A Commit, and the tenant of each change, from a ``commits`` row."""
-    changes = []
-    tenants = []
-    for item in json.loads(r[6]) if r[6] != "[]" else ():
-        changes.append(change(item[0], item[1], item[2], item[4] if len(item) > 4 else {}))
-        tenants.append(item[3])
-    made = make_commit(r[0], r[1], r[2], d.time_in(r[3]), r[4], r[5], tuple(changes))
-    return made, tenants
-
-
-def row_to_trace(r: tuple, d: Dialect) -> TraceRow:
-    """A TraceRow from a row of ``TRACE_COLUMNS``."""
-    t = d.time_in
-    return TraceRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], t(r[7]), r[8], t(r[9]))
+# -- the read queries ------------------------------------------------------------------
 
 
 def commits_sql(
-    d: Dialect, seqs: Sequence[int] | None, after: int, upto: int | None, newest_first: bool,
-    limit: int | None, changes: bool,
-) -> tuple[str, list[Any]]:  # fmt: skip
-    """The SELECT of ``Backend.commits``."""
+    d: Dialect,
+    *,
+    seqs: Sequence[int] | None,
+    after: int,
+    upto: int | None,
+    newest_first: bool,
+    limit: int | None,
+    changes: bool,
+) -> tuple[str, list[Any]]:
+    """The SELECT of ``Backend.commits`` (``changes=False``: every change list reads empty)."""
     where = [f"seq > {d.mark}"]
     params: list[Any] = [after]
     if upto is not None:
@@ -204,10 +326,9 @@ def commits_sql(
         params.append(upto)
     if seqs is not None:
         where.append(d.in_("seq", list(seqs), params))
+    selected = names(COMMIT) if changes else names(COMMIT[:-1]) + ", '[]'"
     text = (
-        "SELECT seq, id, parent, time, author, message, "
-        + ("changes" if changes else "'[]'")
-        + " FROM commits WHERE "
+        f"SELECT {selected} FROM commits WHERE "
         + " AND ".join(where)
         + (" ORDER BY seq DESC" if newest_first else " ORDER BY seq")
     )
@@ -258,7 +379,7 @@ def memories_sql(query: MemoryQuery, d: Dialect) -> tuple[str, list[Any]]:
             f" AND (valid_to IS NULL OR valid_to > {p})"
         )
         params += [at, at]
-    text = f"SELECT {COLUMNS} FROM versions WHERE " + " AND ".join(where)
+    text = f"SELECT {MEMORY_SELECT} FROM versions WHERE " + " AND ".join(where)
     if query.trace is not None:
         text += f" ORDER BY {d.step_order}, id"
     elif query.traces is not None:
@@ -271,9 +392,16 @@ def memories_sql(query: MemoryQuery, d: Dialect) -> tuple[str, list[Any]]:
 
 
 def traces_sql(
-    d: Dialect, ids: Sequence[str] | None, tenant: str | None, as_of: int | None,
-    status: str | None, unmarked: str | None, after: str | None, limit: int | None,
-) -> tuple[str, list[Any]]:  # fmt: skip
+    d: Dialect,
+    *,
+    ids: Sequence[str] | None,
+    tenant: str | None,
+    as_of: int | None,
+    status: str | None,
+    unmarked: str | None,
+    after: str | None,
+    limit: int | None,
+) -> tuple[str, list[Any]]:
     """The SELECT of ``Backend.traces``: filters, paging and order in the database."""
     p = d.mark
     where = [d.true]
@@ -307,7 +435,7 @@ def traces_sql(
     if after is not None:
         where.append(f"(t.started_seq, t.id) > (SELECT started_seq, id FROM traces WHERE id = {p})")
         params.append(after)
-    text = f"SELECT {TRACE_SELECT} FROM traces t WHERE " + " AND ".join(where)
+    text = f"SELECT {_TRACE_SELECT} FROM traces t WHERE " + " AND ".join(where)
     text += " ORDER BY t.started_seq, t.id"  # ties: one commit began several (ids sort by birth)
     if limit is not None:
         text += f" LIMIT {int(limit)}"
@@ -323,7 +451,7 @@ def versions_sql(d: Dialect, ids: Sequence[str]) -> tuple[str, list[Any]]:
 
 
 def tier_counts_sql(
-    d: Dialect, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
+    d: Dialect, *, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
 ) -> tuple[str, list[Any]]:
     """The SELECT of ``Backend.tier_counts``: current versions by (tier, tenant, scope)."""
     where = ["end_seq IS NULL"]
@@ -336,44 +464,6 @@ def tier_counts_sql(
             params.append(value)
     text = "SELECT tier, tenant, scope, count(*) FROM versions WHERE " + " AND ".join(where)
     return text + " GROUP BY tier, tenant, scope", params
-
-
-def usage_sql(d: Dialect, ids: Iterable[str] | None) -> tuple[str, list[Any]] | None:
-    """The SELECT of the use counts of ``ids`` (of every memory when None).
-
-    None when ``ids`` is empty: there is nothing to ask.
-    """
-    text = "SELECT id, count, first_tick, last_tick FROM usage"
-    params: list[Any] = []
-    if ids is not None:
-        ids = list(ids)
-        if not ids:
-            return None
-        text += " WHERE " + d.in_("id", ids, params)
-    return text, params
-
-
-def upsert_usage(d: Dialect) -> str:
-    """The INSERT of one use count row, or the update of its count and last tick."""
-    return (
-        f"INSERT INTO usage (id, count, first_tick, last_tick) VALUES ({d.marks(4)})"
-        " ON CONFLICT (id) DO UPDATE SET count = excluded.count,"
-        " last_tick = excluded.last_tick"
-    )
-
-
-def counted(current: dict[str, Usage], ids: Sequence[str], tick: int) -> int:
-    """Count one use of each of ``ids`` in ``current`` (in place), from logical time ``tick``.
-
-    Returns the new tick: one step per use, in order.
-    """
-    for mid in ids:
-        tick += 1
-        old = current.get(mid)
-        current[mid] = (
-            Usage(1, tick, tick) if old is None else Usage(old.count + 1, old.first_tick, tick)
-        )
-    return tick
 
 
 # -- integrity: each query returns offending rows (a few at most); none means it holds --
@@ -445,61 +535,229 @@ def invariants(
     )
 
 
-def broken(conn: Any, checks: tuple[tuple[str, str], ...]) -> list[str]:
-    """One line for each of ``checks`` that finds rows, with a few of them.
+# -- the shared backend -----------------------------------------------------------------
 
-    ``conn`` is a sqlite3 or psycopg connection: both have ``execute`` returning a
-    cursor with ``fetchmany``.
+
+class SQLBackend:
+    """Every read, use count, state and check of `Backend`, over a SQL database.
+
+    A backend module subclasses it, sets `dialect` and `checks`, and implements
+    `_select` (a query's rows) and `_write_all` (one statement for many rows),
+    each translating its driver's errors into memcommit's; it keeps only what
+    its database does differently: connecting, the write transaction, `tip`.
     """
-    found = []
-    for what, query in checks:
-        rows = conn.execute(query).fetchmany(SAMPLE)
-        if rows:
-            found.append(f"{what}: {[tuple(r) for r in rows]}")
-    return found
+
+    dialect: ClassVar[Dialect]
+    #: (what, query) of each invariant, from `invariants` in the dialect's spelling.
+    checks: ClassVar[tuple[tuple[str, str], ...]]
+    rows: ClassVar[Rows]
+    statements: ClassVar[Statements]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "dialect" in cls.__dict__:
+            cls.rows = Rows(cls.dialect)
+            cls.statements = Statements.of(cls.dialect)
+
+    # -- the two primitives ----------------------------------------------------------
+
+    def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row ``text`` returns."""
+        raise NotImplementedError
+
+    def _write_all(self, text: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run ``text`` once per row (in the open transaction, if any)."""
+        raise NotImplementedError
+
+    # -- reads ---------------------------------------------------------------------
+
+    def commits(
+        self,
+        *,
+        seqs: Sequence[int] | None = None,
+        after: int = 0,
+        upto: int | None = None,
+        newest_first: bool = True,
+        limit: int | None = None,
+        changes: bool = True,
+    ) -> list[tuple[Commit, list[str | None]]]:
+        text, params = commits_sql(
+            self.dialect, seqs=seqs, after=after, upto=upto, newest_first=newest_first,
+            limit=limit, changes=changes,
+        )  # fmt: skip
+        return [self.rows.commit(r) for r in self._select(text, params)]
+
+    def commit_seq(self, commit_id: str) -> int | None:
+        seq = seq_of(commit_id)
+        if seq is None:
+            return None
+        p = self.dialect.mark
+        found = self._select(
+            f"SELECT seq FROM commits WHERE seq = {p} AND id = {p}", (seq, commit_id)
+        )
+        return found[0][0] if found else None
+
+    def seq_at(self, time: datetime) -> int:
+        text = f"SELECT max(seq) FROM commits WHERE time <= {self.dialect.mark}"
+        return self._select(text, (self.dialect.time_out(time),))[0][0] or 0
+
+    def memories(self, query: MemoryQuery) -> list[Memory]:
+        text, params = memories_sql(query, self.dialect)
+        return [self.rows.memory(r) for r in self._select(text, params)]
+
+    def versions(self, ids: Sequence[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        text, params = versions_sql(self.dialect, ids)
+        return dict(self._select(text, params))
+
+    def history(self, memory_id: str) -> list[Memory]:
+        text = (
+            f"SELECT {MEMORY_SELECT} FROM versions WHERE id = {self.dialect.mark} ORDER BY version"
+        )
+        return [self.rows.memory(r) for r in self._select(text, (memory_id,))]
+
+    def traces(
+        self,
+        *,
+        ids: Sequence[str] | None = None,
+        tenant: str | None = None,
+        as_of: int | None = None,
+        status: str | None = None,
+        unmarked: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> list[TraceRow]:
+        text, params = traces_sql(
+            self.dialect, ids=ids, tenant=tenant, as_of=as_of, status=status,
+            unmarked=unmarked, after=after, limit=limit,
+        )  # fmt: skip
+        return [self.rows.trace(r) for r in self._select(text, params)]
+
+    def tenants(self, as_of: int | None = None) -> list[str]:
+        if as_of is None:
+            found = self._select("SELECT DISTINCT tenant FROM versions WHERE end_seq IS NULL")
+        else:
+            text = f"SELECT DISTINCT tenant FROM versions WHERE seq <= {self.dialect.mark}"
+            found = self._select(text, (as_of,))
+        return sorted(tenant for (tenant,) in found)
+
+    def tier_counts(
+        self, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
+    ) -> dict[tuple[str, str, str], int]:
+        text, params = tier_counts_sql(self.dialect, tiers=tiers, tenant=tenant, always=always)
+        return {(tier, ten, scope): n for tier, ten, scope, n in self._select(text, params)}
+
+    def applied_migrations(self) -> list[int]:
+        """Numbers of the migrations this database has, in order."""
+        return [n for (n,) in self._select("SELECT version FROM schema_migrations ORDER BY 1")]
+
+    # -- use counts and small state ------------------------------------------------
+
+    def record_uses(self, ids: Sequence[str]) -> dict[str, Usage]:
+        current = self.usage(set(ids))
+        tick = counted(current, ids, int(self.state_get(*USE_TICK) or 0))
+        self._write_all(
+            self.statements.upsert_usage,
+            [(mid, u.count, u.first_tick, u.last_tick) for mid, u in current.items()],
+        )
+        self.state_set(*USE_TICK, str(tick))
+        return current
+
+    def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
+        text = f"SELECT {names(USAGE)} FROM usage"
+        params: list[Any] = []
+        if ids is not None:
+            ids = list(ids)
+            if not ids:
+                return {}
+            text += " WHERE " + self.dialect.in_("id", ids, params)
+        return {
+            mid: Usage(count=count, first_tick=first, last_tick=last)
+            for mid, count, first, last in self._select(text, params)
+        }
+
+    def state_get(self, namespace: str, key: str) -> str | None:
+        p = self.dialect.mark
+        text = f"SELECT value FROM state WHERE namespace = {p} AND name = {p}"
+        found = self._select(text, (namespace, key))
+        return found[0][0] if found else None
+
+    def state_set(self, namespace: str, key: str, value: str) -> None:
+        self._write_all(self.statements.set_state, [(namespace, key, value)])
+
+    def state_items(self) -> list[tuple[str, str, str]]:
+        # sorted in Python: code point order on every database, whatever its collation
+        return sorted(self._select("SELECT namespace, name, value FROM state"))
+
+    # -- integrity -----------------------------------------------------------------
+
+    def check(self, *, full: bool = False) -> list[str]:
+        found = self._engine_problems(full)
+        for what, query in self.checks:
+            rows = self._select(f"{query} LIMIT {SAMPLE}")
+            if rows:
+                found.append(f"{what}: {[tuple(r) for r in rows]}")
+        return found + self._unreadable()
+
+    def _engine_problems(self, full: bool) -> list[str]:
+        """Problems the database's own checks find (none to run by default)."""
+        return []
+
+    def _unreadable(self) -> list[str]:
+        """Rows that do not decode, and changes whose memory version is not stored.
+
+        The invariant queries compare columns inside the database; this reads each
+        version, commit, trace and state row as the store would (a damaged page
+        can hold text that no longer decodes), then checks that every change
+        naming a memory version has it (a cut backup restored by hand would not).
+        """
+        found: list[str] = []
+        stored: set[tuple[str, int]] = set()
+        try:
+            for r in self._select(f"SELECT {MEMORY_SELECT} FROM versions"):
+                m = self.rows.memory(r)
+                stored.add((m.id, m.version))
+        except Exception as exc:  # any failure to read a row back is the finding
+            found.append(f"versions: a row cannot be read: {exc}")
+        wanted: list[tuple[int, str, int]] = []
+        try:
+            text, params = commits_sql(
+                self.dialect, seqs=None, after=0, upto=None, newest_first=False, limit=None,
+                changes=True,
+            )  # fmt: skip
+            for r in self._select(text, params):
+                commit, _ = self.rows.commit(r)
+                wanted += [
+                    (commit.seq, c.memory_id, c.version)
+                    for c in commit.changes
+                    if c.memory_id is not None and c.version is not None
+                ]
+        except Exception as exc:
+            found.append(f"commits: a row cannot be read: {exc}")
+        if not found:
+            missing = [w for w in wanted if (w[1], w[2]) not in stored][:SAMPLE]
+            if missing:
+                found.append(f"change names a memory version that is not stored: {missing}")
+        try:
+            for r in self._select(f"SELECT {_TRACE_SELECT} FROM traces t"):
+                self.rows.trace(r)
+            for _, _, value in self.state_items():
+                json.loads(value)
+        except Exception as exc:
+            found.append(f"traces or state: a row cannot be read: {exc}")
+        return found
 
 
-def undecodable(conn: Any, d: Dialect) -> list[str]:
-    """Problems reading every stored row back, and changes whose version is not stored.
+def counted(current: dict[str, Usage], ids: Sequence[str], tick: int) -> int:
+    """Count one use of each of ``ids`` in ``current`` (in place), from logical time ``tick``.
 
-    The invariant queries compare columns inside the database; this reads each
-    commit, version, trace and state row as the store would (a damaged page can
-    hold text that no longer decodes), then checks that every change naming a
-    memory version has that version.
+    Returns the new tick: one step per use, in order.
     """
-    found: list[str] = []
-    stored: set[tuple[str, int]] = set()
-    last = "the first row"
-    try:
-        for r in conn.execute(f"SELECT {COLUMNS} FROM versions ORDER BY id, version"):
-            m = row_to_memory(r, d)
-            stored.add((m.id, m.version))
-            last = f"version {m.version} of {m.id!r}"
-    except Exception as exc:  # any failure to decode is the finding
-        found.append(f"versions: a row after {last} cannot be read: {exc}")
-    wanted: list[tuple[int, str, int]] = []
-    last = "the first commit"
-    try:
-        text, params = commits_sql(d, None, 0, None, False, None, True)
-        for r in conn.execute(text, params):
-            commit, _ = row_to_commit(r, d)
-            wanted += [
-                (commit.seq, c.memory_id, c.version)
-                for c in commit.changes
-                if c.memory_id is not None and c.version is not None
-            ]
-            last = f"commit {commit.seq}"
-    except Exception as exc:
-        found.append(f"commits: a row after {last} cannot be read: {exc}")
-    if not found:
-        missing = [w for w in wanted if (w[1], w[2]) not in stored][:SAMPLE]
-        if missing:
-            found.append(f"change names a memory version that is not stored: {missing}")
-    try:
-        for r in conn.execute(f"SELECT {TRACE_COLUMNS} FROM traces"):
-            row_to_trace(r, d)
-        for r in conn.execute("SELECT namespace, name, value FROM state"):
-            json.loads(r[2])
-    except Exception as exc:
-        found.append(f"traces or state: a row cannot be read: {exc}")
-    return found
+    for mid in ids:
+        tick += 1
+        old = current.get(mid)
+        current[mid] = (
+            Usage(1, tick, tick) if old is None else Usage(old.count + 1, old.first_tick, tick)
+        )
+    return tick

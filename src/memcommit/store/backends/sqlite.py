@@ -17,17 +17,14 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 from memcommit.errors import BackendError, InvalidInput, Unavailable
-from memcommit.model import Commit, Memory, Usage
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
-from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
+from memcommit.store.backends.base import Batch
 from memcommit.store.backends.migrations import migrations, refuse_newer
-from memcommit.store.ids import seq_of
 from memcommit.store.records import from_text, to_text
 from memcommit.store.validate import seconds
 
@@ -78,7 +75,7 @@ SQLITE = common.Dialect(
 )
 #: The shared invariants (`sql.invariants`) in SQLite's spelling; `check` runs them after
 #: SQLite's own page and foreign key checks.
-_CHECKS = common.invariants(
+CHECKS = common.invariants(
     is_not="IS NOT",
     seq_hex="substr(printf('%012x', seq), 1, 12)",
     bounds=(
@@ -91,13 +88,13 @@ _CHECKS = common.invariants(
     one_current="sum(end_seq IS NULL)",
     current_version="max(CASE WHEN end_seq IS NULL THEN version END)",
 )
-_INSERT_COMMIT = common.insert_commit(SQLITE)
-_UPSERT_TRACE = common.upsert_trace(SQLITE)
-_INSERT_VERSION = common.insert_version(SQLITE)
 
 
-class SQLiteBackend:
+class SQLiteBackend(common.SQLBackend):
     """Commits and memory versions in one SQLite database."""
+
+    dialect = SQLITE
+    checks = CHECKS
 
     @_mapped
     def __init__(
@@ -170,12 +167,6 @@ class SQLiteBackend:
             conn.execute("ROLLBACK")
             raise
 
-    def applied_migrations(self) -> list[int]:
-        """Numbers of the migrations this database has, in order."""
-        return [
-            r[0] for r in self._conn.execute("SELECT version FROM schema_migrations ORDER BY 1")
-        ]
-
     # -- the write transaction ------------------------------------------------
 
     @_mapped
@@ -205,152 +196,28 @@ class SQLiteBackend:
             row = self._conn.execute(
                 "SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1"
             ).fetchone()
-            self._tip, self._tip_at = (None if row is None else (row[0], row[1])), seen
+            self._tip, self._tip_at = (None if row is None else tuple(row)), seen
         return self._tip
 
     @_mapped
     def write(self, batch: Batch) -> None:
-        conn = self._conn
         c = batch.commit
-        conn.execute(_INSERT_COMMIT, common.commit_row(batch, SQLITE))
-        seq = c.seq
         self._written = (c.seq, c.id)
-        if len(batch.versions) == 1:
-            conn.execute(_INSERT_VERSION, common.memory_row(batch.versions[0], None, SQLITE))
-        elif batch.versions:
-            conn.executemany(  # a generator: rows are made and dropped one at a time
-                _INSERT_VERSION,
-                (
-                    common.memory_row(m, seq if ended else None, SQLITE)
-                    for m, ended in zip(batch.versions, batch.ended, strict=False)
-                ),
-            )
-        if batch.closes:
-            conn.executemany(
-                "UPDATE versions SET end_seq = ? WHERE id = ? AND version = ?",
-                [(seq, mid, version) for mid, version in batch.closes],
-            )
-        if batch.purges:
-            conn.executemany(
-                "UPDATE versions SET content = '', tags = '[]', metadata = '{}' WHERE id = ?",
-                [(mid,) for mid in batch.purges],
-            )
-        if batch.traces:
-            conn.executemany(_UPSERT_TRACE, common.trace_rows(batch, SQLITE))
+        w = common.writes(batch, self.rows, self.statements)
+        self._conn.execute(*w.commit)
+        self._conn.executemany(*w.versions)  # a generator: rows made and dropped one at a time
+        for text, rows in w.updates:
+            self._conn.executemany(text, rows)
 
-    # -- reads -------------------------------------------------------------------
+    # -- the primitives of the shared reads --------------------------------------------
 
     @_mapped
-    def commits(
-        self, *, seqs: Sequence[int] | None = None, after: int = 0, upto: int | None = None,
-        newest_first: bool = True, limit: int | None = None, changes: bool = True,
-    ) -> list[tuple[Commit, list[str | None]]]:  # fmt: skip
-        sql, params = common.commits_sql(SQLITE, seqs, after, upto, newest_first, limit, changes)
-        return [common.row_to_commit(r, SQLITE) for r in self._conn.execute(sql, params)]
+    def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._conn.execute(text, params).fetchall()
 
     @_mapped
-    def commit_seq(self, commit_id: str) -> int | None:
-        seq = seq_of(commit_id)
-        if seq is None:
-            return None
-        row = self._conn.execute(
-            "SELECT seq FROM commits WHERE seq = ? AND id = ?", (seq, commit_id)
-        ).fetchone()
-        return None if row is None else row[0]
-
-    @_mapped
-    def seq_at(self, time: datetime) -> int:
-        row = self._conn.execute(
-            "SELECT max(seq) FROM commits WHERE time <= ?", (to_text(time),)
-        ).fetchone()
-        return row[0] or 0
-
-    @_mapped
-    def memories(self, query: MemoryQuery) -> list[Memory]:
-        sql, params = common.memories_sql(query, SQLITE)
-        return [common.row_to_memory(r, SQLITE) for r in self._conn.execute(sql, params)]
-
-    @_mapped
-    def versions(self, ids: Sequence[str]) -> dict[str, int]:
-        if not ids:
-            return {}
-        sql, params = common.versions_sql(SQLITE, ids)
-        return dict(self._conn.execute(sql, params).fetchall())
-
-    @_mapped
-    def history(self, memory_id: str) -> list[Memory]:
-        rows = self._conn.execute(
-            f"SELECT {common.COLUMNS} FROM versions WHERE id = ? ORDER BY version", (memory_id,)
-        )
-        return [common.row_to_memory(r, SQLITE) for r in rows]
-
-    @_mapped
-    def traces(
-        self, *, ids: Sequence[str] | None = None, tenant: str | None = None,
-        as_of: int | None = None, status: str | None = None, unmarked: str | None = None,
-        after: str | None = None, limit: int | None = None,
-    ) -> list[TraceRow]:  # fmt: skip
-        sql, params = common.traces_sql(SQLITE, ids, tenant, as_of, status, unmarked, after, limit)
-        return [common.row_to_trace(r, SQLITE) for r in self._conn.execute(sql, params)]
-
-    @_mapped
-    def tenants(self, as_of: int | None = None) -> list[str]:
-        if as_of is None:
-            sql, params = "SELECT DISTINCT tenant FROM versions WHERE end_seq IS NULL", ()
-        else:
-            sql = "SELECT DISTINCT tenant FROM versions WHERE seq <= ?"
-            params = (as_of,)
-        return sorted(r[0] for r in self._conn.execute(sql, params))
-
-    @_mapped
-    def tier_counts(
-        self, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
-    ) -> dict[tuple[str, str, str], int]:
-        sql, params = common.tier_counts_sql(SQLITE, tiers, tenant, always)
-        rows = self._conn.execute(sql, params)
-        return {(r[0], r[1], r[2]): r[3] for r in rows}
-
-    # -- use counts and small state ----------------------------------------------
-
-    @_mapped
-    def record_uses(self, ids: Sequence[str]) -> dict[str, Usage]:
-        current = self.usage(set(ids))
-        tick = common.counted(current, ids, int(self.state_get(*common.USE_TICK) or 0))
-        self._conn.executemany(
-            common.upsert_usage(SQLITE),
-            [(mid, u.count, u.first_tick, u.last_tick) for mid, u in current.items()],
-        )
-        self.state_set(*common.USE_TICK, str(tick))
-        return current
-
-    @_mapped
-    def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
-        found = common.usage_sql(SQLITE, ids)
-        if found is None:
-            return {}
-        sql, params = found
-        return {r[0]: Usage(r[1], r[2], r[3]) for r in self._conn.execute(sql, params)}
-
-    @_mapped
-    def state_get(self, namespace: str, key: str) -> str | None:
-        row = self._conn.execute(
-            "SELECT value FROM state WHERE namespace = ? AND name = ?", (namespace, key)
-        ).fetchone()
-        return None if row is None else row[0]
-
-    @_mapped
-    def state_set(self, namespace: str, key: str, value: str) -> None:
-        self._conn.execute(
-            "INSERT INTO state (namespace, name, value) VALUES (?, ?, ?)"
-            " ON CONFLICT (namespace, name) DO UPDATE SET value = excluded.value",
-            (namespace, key, value),
-        )
-
-    @_mapped
-    def state_items(self) -> list[tuple[str, str, str]]:
-        return self._conn.execute(
-            "SELECT namespace, name, value FROM state ORDER BY namespace, name"
-        ).fetchall()
+    def _write_all(self, text: str, rows: Iterable[Sequence[Any]]) -> None:
+        self._conn.executemany(text, rows)
 
     @_mapped
     def scrub(self) -> bool:
@@ -362,21 +229,17 @@ class SQLiteBackend:
         busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return busy == 0
 
-    # -- integrity -----------------------------------------------------------------
-
-    @_mapped
-    def check(self, *, full: bool = False) -> list[str]:
-        """SQLite's page checks (``quick_check``; ``integrity_check`` when ``full``), then ours."""
-        conn = self._conn
+    def _engine_problems(self, full: bool) -> list[str]:
+        """SQLite's page checks: ``quick_check``, or ``integrity_check`` when ``full``."""
         found = []
         pragma = "integrity_check" if full else "quick_check"
-        pages = [r[0] for r in conn.execute(f"PRAGMA {pragma}")]
+        pages = [r[0] for r in self._select(f"PRAGMA {pragma}")]
         if pages != ["ok"]:
             found.append(f"sqlite {pragma}: {'; '.join(pages[: common.SAMPLE])}")
-        broken_links = conn.execute("PRAGMA foreign_key_check").fetchmany(common.SAMPLE)
+        broken_links = self._select("PRAGMA foreign_key_check")[: common.SAMPLE]
         if broken_links:
             found.append(f"foreign key broken: {broken_links}")
-        return found + common.broken(conn, _CHECKS) + common.undecodable(conn, SQLITE)
+        return found
 
     def close(self) -> None:
         try:

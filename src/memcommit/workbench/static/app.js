@@ -10,12 +10,18 @@ const STORAGE = {
   prediction: "memcommit.workbench.prediction",
   baseline: "memcommit.workbench.baseline",
 };
-const STORE_LABELS = {
-  fact: "Semantic",
-  event: "Episodic",
-  procedure: "Procedural",
-  working: "Working",
+// Each kind's stripe colour lives in style.css ([data-kind]); these are its words.
+const KIND_LABELS = {
+  fact: { card: "Semantic", legend: "Semantic facts" },
+  event: { card: "Episodic", legend: "Episodic events" },
+  procedure: { card: "Procedural", legend: "Procedural steps" },
+  working: { card: "Working", legend: "Working context" },
+  decision: { card: "Decision", legend: "Decisions" },
+  correction: { card: "Correction", legend: "Corrections" },
+  summary: { card: "Summary", legend: "Summaries" },
+  note: { card: "Note", legend: "Notes" },
 };
+const BANK_KINDS = ["fact", "event", "procedure", "working"];
 const STORE_CHOICES = {
   semantic: "Semantic facts",
   episodic: "Episodic events",
@@ -38,7 +44,30 @@ const REASONS = {
   over_record_limit: "maximum retrieved records reached",
   claimed_by_pool: "already taken by an earlier pool",
 };
+// The page's controls by API field, so an error names the control the user sees.
+const FIELD_LABELS = {
+  question: "Question",
+  query: "Question",
+  store: "Memory store",
+  tenant: "Active tenant",
+  previous: "Include previous sessions",
+  max_age: "Maximum age",
+  latest: "Keep latest fact per key",
+  recency: "Recency weight",
+  budget: "Context word budget",
+  max_records: "Maximum retrieved records",
+  session: "Current session",
+  kinds: "Kinds",
+  tiers: "Tiers",
+  scopes: "Scopes",
+  pools: "Pools",
+  scorer: "Scorer",
+  outcome: "Show records",
+};
 const STAGE_INDEX = { stored: 0, filters: 1, ranking: 2, packing: 3 };
+const FINAL = 3;
+// What a row's Outcome cell says while a later stage is still to decide it.
+const PROGRESS = ["waiting for the scope filters", "passed the scope filters", "ranked; packing decides"];
 const LIVE_CARDS_PER_LANE = 12;
 
 const $ = (id) => document.getElementById(id);
@@ -51,6 +80,7 @@ const state = {
   offset: 0,
   baseline: null,
   shownStage: -1,
+  idle: "", // what the status line says while there is no result
 };
 
 const playback = { base: 0, since: null, speed: 1, timer: null };
@@ -70,6 +100,54 @@ function fmt(value) {
 
 function reasonText(code) {
   return REASONS[code] || code;
+}
+
+function kindLabel(kind, form) {
+  return KIND_LABELS[kind] ? KIND_LABELS[kind][form] : kind;
+}
+
+function byId(a, b) {
+  return String(a.id).localeCompare(String(b.id), undefined, { numeric: true });
+}
+
+// ---------- stages: what each stage decides, and what is shown when ----------
+
+function reached(row) {
+  // The furthest diagram lane a row gets to: selected rows reach the tray.
+  return row.outcome === "selected" ? FINAL : Math.max(0, STAGE_INDEX[row.stage] - 1);
+}
+
+function decidedAt(row) {
+  // The stage whose result says this row is in or out.
+  return row.outcome === "selected" ? FINAL : reached(row) + 1;
+}
+
+function staged(node, from, until) {
+  // Shown from stage `from` on, and only before stage `until` (revealStaged keeps it so).
+  if (from !== null) node.dataset.from = String(from);
+  if (until !== null) node.dataset.until = String(until);
+  return node;
+}
+
+function revealStaged(stage) {
+  // The result is computed at once; its parts become visible with the stage that produces them.
+  document.querySelectorAll("[data-from], [data-until]").forEach((node) => {
+    const early = node.dataset.from !== undefined && stage < Number(node.dataset.from);
+    const late = node.dataset.until !== undefined && stage >= Number(node.dataset.until);
+    node.hidden = early || late;
+  });
+}
+
+function groupedReasons(excluded, more) {
+  // "M1, M2: not in the chosen memory store; M8: another tenant's record (hard filter)"
+  const groups = new Map();
+  excluded.forEach((e) => {
+    const text = reasonText(e.reason);
+    if (!groups.has(text)) groups.set(text, []);
+    groups.get(text).push(e.id);
+  });
+  const parts = Array.from(groups, ([text, ids]) => ids.join(", ") + ": " + text);
+  return parts.join("; ") + (more ? "; …" : "");
 }
 
 function readStorage(key, fallback) {
@@ -146,7 +224,27 @@ function questionText(s) {
 
 // ---------- talking to the server ----------
 
-class ApiError extends Error {}
+class ApiError extends Error {
+  constructor(message, field) {
+    super(message);
+    this.field = field || null;
+  }
+}
+
+function sentence(text) {
+  const trimmed = text.trim().replace(/[.]$/, "");
+  return trimmed.charAt(0).toUpperCase() + trimmed.slice(1) + ".";
+}
+
+function plainError(error) {
+  // "Context word budget is empty; it must be a whole number." from {field, value, reason}.
+  const label = FIELD_LABELS[error.field] || error.field || "The workbench";
+  const reason = String(error.reason || error.message || "was not accepted").replace(/'([^']*)'/g, "$1");
+  const value = error.value === null || error.value === undefined ? "" : String(error.value);
+  if (value.trim() === "" && /number/.test(reason)) return sentence(label + " is empty; it " + reason);
+  const said = /^(must|is|was|needs) /.test(reason) ? label + " " + reason : label + ": " + reason;
+  return sentence(value.trim() === "" ? said : said + " (you entered “" + value + "”)");
+}
 
 async function getJSON(path) {
   let response;
@@ -159,7 +257,7 @@ async function getJSON(path) {
   }
   if (!response.ok) {
     const e = body.error || {};
-    throw new ApiError((e.field ? e.field + ": " : "") + (e.message || "request failed"));
+    throw new ApiError(plainError(e), e.field);
   }
   return body;
 }
@@ -184,12 +282,20 @@ async function recompute(rowsOnly) {
     if (ticket !== state.request) return;
     state.rows = rows;
     state.shownStage = -1;
-    renderResult();
+    state.idle = "";
+    markInvalid(null);
     showError(null);
+    renderResult();
   } catch (err) {
     if (ticket !== state.request) return;
     if (!(err instanceof ApiError)) throw err;
+    // A failed recompute leaves no stale answer beside its error.
+    state.selection = null;
+    state.rows = null;
+    state.idle = "No result: fix the highlighted setting.";
+    markInvalid(err.field);
     showError(err.message);
+    renderResult();
   } finally {
     if (ticket === state.request) document.body.dataset.busy = "0";
   }
@@ -199,6 +305,12 @@ function showError(message) {
   const box = $("error");
   box.hidden = !message;
   box.textContent = message || "";
+}
+
+function markInvalid(field) {
+  document.querySelectorAll("[aria-invalid]").forEach((node) => node.removeAttribute("aria-invalid"));
+  const control = field ? document.querySelector("#controls [name='" + field + "']") : null;
+  if (control) control.setAttribute("aria-invalid", "true");
 }
 
 // ---------- playback ----------
@@ -291,34 +403,131 @@ function tick() {
   }
 }
 
-// ---------- rendering ----------
+// ---------- rendering: the diagram ----------
 
-function laneOf(row, stage) {
-  // The furthest lane a card has reached by this stage.
-  const reach = row.outcome === "selected" ? 3 : Math.max(0, STAGE_INDEX[row.stage] - 1);
-  return Math.min(stage, reach);
-}
-
-function excludedBy(row, stage) {
-  return row.outcome === "excluded" && stage >= STAGE_INDEX[row.stage];
-}
-
-function card(row, stage) {
-  const item = el("li", "card");
+function card(row, lane, look) {
+  // look: "current" (this stage's lane), "passed" (went on), "excluded" (stopped here), "selected".
+  const item = el("li", "card " + look);
   item.dataset.id = row.id;
   item.dataset.kind = row.kind;
-  const excluded = excludedBy(row, stage);
-  if (excluded) item.classList.add("excluded");
-  if (row.outcome === "selected" && stage >= 3) item.classList.add("selected");
-  item.append(el("strong", "card-id", row.id));
-  item.append(el("span", "card-store", STORE_LABELS[row.kind] || row.kind));
-  item.append(el("span", "card-tenant", row.tenant_label));
-  item.append(el("span", "card-words", row.words + " words"));
-  const scored = stage >= 2 && row.score !== null;
-  item.append(el("span", "card-score", scored ? "score " + fmt(row.score) : "score —"));
-  if (excluded) item.append(el("span", "card-reason", reasonText(row.reason)));
+  // The store shows as the stripe colour (see the legend); its words are for screen readers.
+  const head = el("span", "card-head");
+  head.append(el("strong", "card-id", row.id), el("span", "card-words", row.words + " words"));
+  item.append(head);
+  const meta = el("span", "card-meta");
+  meta.append(el("span", "sr-only", kindLabel(row.kind, "legend") + ", "), row.tenant_label);
+  item.append(meta);
+  if (lane >= 2 && row.score !== null) item.append(el("span", "card-score", "score " + fmt(row.score)));
+  item.title = kindLabel(row.kind, "legend") + (look === "passed" ? ": went on to the next lane" : "");
   return item;
 }
+
+function laneOrder(rows, lane) {
+  if (lane === FINAL) {
+    const position = new Map(state.selection.selected.map((id, i) => [id, i]));
+    return rows.slice().sort((a, b) => position.get(a.id) - position.get(b.id));
+  }
+  if (lane === 2) {
+    // Ranked by the blended score recall() computed; the page never scores anything itself.
+    return rows.slice().sort((a, b) => (b.score ?? -Infinity) - (a.score ?? -Infinity) || byId(a, b));
+  }
+  return rows.slice().sort(byId);
+}
+
+function renderLane(lane, index, stage) {
+  // A lane holds every card that reached it: the ones that went on fade, the ones that
+  // stopped here sit under their reason, so the count always equals the cards in the lane.
+  const body = lane.querySelector(".lane-body");
+  const count = lane.querySelector(".count");
+  body.replaceChildren();
+  count.textContent = "";
+  const rows = state.rows;
+  if (!rows || !state.selection || index > stage) return;
+  const here = laneOrder(rows.rows.filter((row) => reached(row) >= index), index);
+  const stoppedHere = (row) => row.outcome === "excluded" && reached(row) === index && stage > index;
+  const cap = state.config.mode === "live" ? LIVE_CARDS_PER_LANE : Infinity;
+  let drawn = 0;
+  const take = (list) => {
+    const shown = list.slice(0, Math.max(0, cap - drawn));
+    drawn += shown.length;
+    return shown;
+  };
+  const moving = take(here.filter((row) => !stoppedHere(row)));
+  if (moving.length) {
+    const look = (row) => {
+      if (index === FINAL) return "selected";
+      return reached(row) > index && stage > index ? "passed" : "current";
+    };
+    const list = el("ol", "cards");
+    list.append(...moving.map((row) => card(row, index, look(row))));
+    body.append(list);
+  }
+  const groups = new Map();
+  here.filter(stoppedHere).forEach((row) => {
+    const text = reasonText(row.reason);
+    if (!groups.has(text)) groups.set(text, []);
+    groups.get(text).push(row);
+  });
+  groups.forEach((members, text) => {
+    const shown = take(members);
+    if (!shown.length) return;
+    const group = el("section", "group");
+    group.append(el("p", "group-reason", text));
+    const list = el("ol", "cards");
+    list.append(...shown.map((row) => card(row, index, "excluded")));
+    group.append(list);
+    body.append(group);
+  });
+  const total = rows.counts.reached[index];
+  count.textContent = "(" + total + ")";
+  if (total > drawn) {
+    body.append(el("p", "more", "… and " + (total - drawn) + " more: see the table below"));
+  }
+  if (index === FINAL && total === 0) body.append(el("p", "note", "Empty: nothing passed every stage."));
+}
+
+function renderLegend(kinds) {
+  const legend = $("legend");
+  legend.querySelectorAll(".legend-item").forEach((node) => node.remove());
+  kinds.forEach((kind) => {
+    const item = el("span", "legend-item");
+    const swatch = el("span", "swatch");
+    swatch.dataset.kind = kind;
+    swatch.setAttribute("aria-hidden", "true");
+    item.append(swatch, el("span", null, kindLabel(kind, "legend")));
+    legend.append(item);
+  });
+}
+
+function lanes() {
+  return Array.from(document.querySelectorAll("#diagram .lane"));
+}
+
+function showLane(index) {
+  // On a phone one lane fills the diagram: scroll sideways to the asked one.
+  const scroller = $("diagram");
+  if (scroller.scrollWidth <= scroller.clientWidth + 1) return;
+  const lane = lanes()[index];
+  scroller.scrollTo({ left: lane.offsetLeft - lanes()[0].offsetLeft, behavior: "instant" });
+  markVisibleLane();
+}
+
+function markVisibleLane() {
+  const scroller = $("diagram");
+  const origin = lanes()[0].offsetLeft;
+  let nearest = 0;
+  lanes().forEach((lane, i) => {
+    const gap = Math.abs(lane.offsetLeft - origin - scroller.scrollLeft);
+    const best = Math.abs(lanes()[nearest].offsetLeft - origin - scroller.scrollLeft);
+    if (gap < best) nearest = i;
+  });
+  document.querySelectorAll("#lane-tabs button").forEach((button) => {
+    if (Number(button.dataset.lane) === nearest) button.setAttribute("aria-current", "true");
+    else button.removeAttribute("aria-current");
+  });
+}
+
+// ---------- rendering: one stage ----------
 
 function renderStage(stage) {
   document.querySelectorAll("#stages li").forEach((li) => {
@@ -327,41 +536,49 @@ function renderStage(stage) {
     if (index === stage) li.setAttribute("aria-current", "step");
     else li.removeAttribute("aria-current");
   });
+  lanes().forEach((lane, index) => renderLane(lane, index, stage));
   renderTray(stage);
-  const rows = state.rows;
-  const lanes = Array.from(document.querySelectorAll("#diagram .lane"));
-  const buckets = [[], [], [], []];
-  const list = rows ? rows.rows : [];
-  const ordered = stage >= 2 ? rankedRows(list) : list;
-  ordered.forEach((row) => buckets[laneOf(row, stage)].push(row));
-  const cap = state.config.mode === "live" ? LIVE_CARDS_PER_LANE : Infinity;
-  lanes.forEach((lane, index) => {
-    const cards = lane.querySelector(".cards");
-    const bucket = buckets[index];
-    cards.replaceChildren(...bucket.slice(0, cap).map((row) => card(row, stage)));
-    if (bucket.length > cap) {
-      cards.append(el("li", "more", "… " + (bucket.length - cap) + " more on this page of the table"));
-    }
-    const reached = rows ? rows.counts.reached[index] : null;
-    lane.querySelector(".count").textContent = reached !== null && index <= stage ? "(" + reached + ")" : "";
-  });
+  $("status").textContent = statusText(stage);
+  $("table-stage-note").textContent =
+    stage >= FINAL
+      ? "Final stage: every outcome and reason is shown."
+      : "The table follows the stages: filter reasons appear at stage 2, scores at stage 3 and what was selected at stage 4. Next stage goes on.";
+  revealStaged(stage);
+  showLane(stage);
 }
 
-function rankedRows(rows) {
-  // Display order only: the server's rows carry recall()'s scores; the page never computes one.
-  const position = new Map(state.selection.selected.map((id, i) => [id, i]));
-  return rows.slice().sort((a, b) => {
-    const pa = position.has(a.id) ? position.get(a.id) : Infinity;
-    const pb = position.has(b.id) ? position.get(b.id) : Infinity;
-    if (pa !== pb) return pa - pb;
-    return (b.score ?? -Infinity) - (a.score ?? -Infinity);
-  });
+function statusText(stage) {
+  // What the stage on screen found, in the user's words; the final count waits for stage 4.
+  const selection = state.selection;
+  const rows = state.rows;
+  if (!selection) return state.idle;
+  if (!rows) return "Working out why each record is in or out…";
+  const noun = state.config.mode === "live" ? "memories" : "records";
+  const [stored, passed, ranked] = rows.counts.reached;
+  if (stage === 0) {
+    const where = state.config.mode === "live" ? "this tenant has " + stored + " " + noun : "the bank holds " + stored + " " + noun;
+    return "Stage 1 of 4, stored records: " + where + ". The scope filters come next.";
+  }
+  if (stage === 1) {
+    return "Stage 2 of 4, scope filters: " + passed + " of " + stored + " " + noun + " passed; " + (stored - passed) + " filtered out.";
+  }
+  if (stage === 2) {
+    const dropped = passed - ranked;
+    const why = dropped === (rows.counts.reasons.no_lexical_match || 0) ? " share no word with the question." : " were left out at ranking.";
+    return "Stage 3 of 4, ranking: " + ranked + " ranked by blended score; " + dropped + why;
+  }
+  const used = Object.values(selection.context.used).reduce((a, b) => a + b, 0);
+  let text =
+    "Final context: " + rows.counts.selected + " selected, " + used + " of " + selection.context.budget + " " +
+    selection.context.unit + " used; " + rows.counts.excluded + " left out.";
+  if (selection.context.note) text += " " + selection.context.note;
+  return text;
 }
 
 function renderTray(stage) {
   const selection = state.selection;
   const tray = $("tray");
-  const final = stage >= 3 && selection !== null;
+  const final = stage >= FINAL && selection !== null;
   tray.replaceChildren();
   if (final) {
     const explained = new Map((state.rows ? state.rows.rows : []).map((row) => [row.id, row]));
@@ -380,9 +597,10 @@ function renderTray(stage) {
       tray.append(el("li", "empty", "Empty context: nothing passed every stage. The table says why."));
     }
   }
-  $("tray-note").textContent = final
-    ? "Final stage. No answer is generated: compare the selected source facts yourself."
-    : "The tray is populated at the final stage. No answer is generated: compare the selected source facts yourself.";
+  let note = "The tray is populated at the final stage. No answer is generated: compare the selected source facts yourself.";
+  if (final) note = "Final stage. No answer is generated: compare the selected source facts yourself.";
+  if (!selection && state.idle) note = state.idle;
+  $("tray-note").textContent = note;
   $("coverage").textContent = final ? coverageText(selection) : "";
 }
 
@@ -398,8 +616,10 @@ function coverageText(selection) {
   );
 }
 
+// ---------- rendering: the table ----------
+
 function rowMeta(row) {
-  const parts = [STORE_LABELS[row.kind] || row.kind, row.tenant_label];
+  const parts = [kindLabel(row.kind, "card"), row.tenant_label];
   if (row.session) parts.push("session " + row.session);
   if (row.age_hours !== null) parts.push(Number(row.age_hours.toFixed(1)) + " h old");
   parts.push(row.words + " words");
@@ -408,11 +628,41 @@ function rowMeta(row) {
   return parts.join(" · ");
 }
 
+function numberCell(row, value, why) {
+  // A score appears at ranking (stage 3); a record filtered out first says so instead.
+  const cell = el("td", "num");
+  const filtered = reached(row) === 0 && row.outcome === "excluded";
+  const at = filtered ? 1 : 2;
+  cell.append(staged(el("span", "pending", "at stage 3"), null, at));
+  if (filtered) cell.append(staged(el("span", "why", why), at, null));
+  else cell.append(staged(el("span", null, value === null ? "not ranked" : fmt(value)), at, null));
+  return cell;
+}
+
+function outcomeCell(row) {
+  const cell = el("td", "outcome");
+  const decided = decidedAt(row);
+  for (let stage = 0; stage < decided; stage += 1) {
+    cell.append(staged(el("span", "pending", PROGRESS[stage]), stage, stage + 1));
+  }
+  const final = staged(el("span", "decided"), decided, null);
+  if (row.outcome === "selected") {
+    final.append(el("span", "pill selected", "Selected"));
+  } else {
+    final.append(el("span", "pill excluded", "Excluded"));
+    final.append(el("span", "reason", " " + reasonText(row.reason) + " "));
+    final.append(el("code", "reason-code", row.reason));
+  }
+  cell.append(final);
+  return cell;
+}
+
 function renderTable() {
   const result = state.rows;
   const body = document.querySelector("#records tbody");
   if (!result) {
     body.replaceChildren();
+    updateTableHint();
     return;
   }
   body.replaceChildren(
@@ -420,23 +670,16 @@ function renderTable() {
       const tr = el("tr");
       tr.dataset.id = row.id;
       tr.dataset.outcome = row.outcome;
-      tr.append(el("th", "id", row.id));
-      tr.firstChild.scope = "row";
+      const id = el("th", "id", row.id);
+      id.scope = "row";
+      tr.append(id);
       const text = el("td", "text");
       text.append(el("span", "content", row.content));
       text.append(el("span", "meta", rowMeta(row)));
       tr.append(text);
-      tr.append(el("td", "num", fmt(row.cosine)));
-      tr.append(el("td", "num", fmt(row.score)));
-      const outcome = el("td", "outcome");
-      if (row.outcome === "selected") {
-        outcome.append(el("span", "pill selected", "Selected"));
-      } else {
-        outcome.append(el("span", "pill excluded", "Excluded"));
-        outcome.append(el("span", "reason", " " + reasonText(row.reason) + " "));
-        outcome.append(el("code", "reason-code", row.reason));
-      }
-      tr.append(outcome);
+      tr.append(numberCell(row, row.cosine, "not ranked: filtered out first"));
+      tr.append(numberCell(row, row.score, "not ranked"));
+      tr.append(outcomeCell(row));
       return tr;
     }),
   );
@@ -449,13 +692,25 @@ function renderTable() {
     $("next-page").disabled = last >= result.total;
     pager.hidden = false;
   }
+  updateTableHint();
 }
+
+function updateTableHint() {
+  // Say that the table scrolls sideways while columns are still hidden to the right.
+  // Scrolled to the end it only fades, so the table does not jump under the reader's finger.
+  const scroller = $("table-scroll");
+  const overflow = scroller.scrollWidth - scroller.clientWidth;
+  $("table-hint").hidden = overflow <= 1;
+  $("table-hint").classList.toggle("spent", overflow - scroller.scrollLeft <= 4);
+}
+
+// ---------- rendering: baseline and current ----------
 
 function summary(s) {
   const selection = state.selection;
-  const excluded = state.rows
-    ? state.rows.excluded_summary.map((e) => e.id + " " + e.reason).join(", ") +
-      (state.rows.counts.excluded > state.rows.excluded_summary.length ? ", …" : "")
+  const rows = state.rows;
+  const excluded = rows
+    ? groupedReasons(rows.excluded_summary, rows.counts.excluded > rows.excluded_summary.length)
     : "";
   return {
     question: questionText(s),
@@ -467,45 +722,40 @@ function summary(s) {
   };
 }
 
-function renderSummary(container, snap) {
+function renderSummary(container, snap, empty) {
+  // Question and settings at once; what was selected and left out from the final stage on.
   const body = container.querySelector(".body");
   body.replaceChildren();
   if (!snap) {
-    body.append(el("p", "note", "No baseline captured."));
+    body.append(el("p", "note", empty));
     return;
   }
   const list = el("dl");
-  const add = (term, value) => {
-    list.append(el("dt", null, term));
-    list.append(el("dd", null, value));
+  const add = (term, value, from) => {
+    list.append(staged(el("dt", null, term), from, null));
+    list.append(staged(el("dd", null, value), from, null));
   };
-  add("Question", snap.question);
-  add("Settings", snap.settings);
-  add("Selected", snap.selected.length ? snap.selected.join(", ") : "nothing (empty context)");
-  if (snap.coverage) add("Coverage", snap.coverage.replace("Supporting-fact coverage: ", ""));
-  add("Excluded", snap.excluded || "none");
-  if (snap.prediction) add("Prediction", snap.prediction);
+  add("Question", snap.question, null);
+  add("Settings", snap.settings, null);
+  add("Selected", snap.selected.length ? snap.selected.join(", ") : "nothing (empty context)", FINAL);
+  if (snap.coverage) add("Coverage", snap.coverage.replace("Supporting-fact coverage: ", ""), FINAL);
+  add("Excluded", snap.excluded || "none", FINAL);
+  if (snap.prediction) add("Prediction", snap.prediction, null);
   body.append(list);
+  body.append(staged(el("p", "note", "Selected records, coverage and exclusions appear at stage 4."), null, FINAL));
 }
 
 function renderResult() {
-  const selection = state.selection;
-  const rows = state.rows;
-  let status = "Selected by recall() in " + selection.elapsed_ms.toFixed(1) + " ms";
-  status += rows
-    ? "; every record explained in " + rows.elapsed_ms.toFixed(1) + " ms: " +
-      rows.counts.selected + " selected, " + rows.counts.excluded + " excluded."
-    : "; explaining every record…";
-  if (selection.context.note) status += " " + selection.context.note;
-  $("status").textContent = status;
   renderTable();
-  renderSummary($("current-panel"), summary(settings()));
+  const current = state.selection ? summary(settings()) : null;
+  renderSummary($("current-panel"), current, state.idle || "Working out the result…");
   tick();
   renderStage(stageAt(elapsed()));
 }
 
 function renderBaseline() {
-  renderSummary($("baseline-panel"), state.baseline);
+  renderSummary($("baseline-panel"), state.baseline, "No baseline captured.");
+  revealStaged(stageAt(elapsed()));
   const has = state.baseline !== null;
   $("capture").disabled = has;
   $("replace").disabled = !has;
@@ -670,8 +920,9 @@ async function start() {
   } else {
     document.body.classList.add("live");
     $("mode-badge").textContent = "live store";
-    document.querySelector("#records caption").textContent =
-      "Every memory of the active tenant, page by page, with its cosine, blended score and outcome.";
+    $("records-caption").textContent =
+      "Every memory of the active tenant, page by page, with its cosine, blended score and outcome. " +
+      "Rows come in recall()'s order, selected memories first, so the order gives the answer away before stage 4.";
     $("fixture-caveat").textContent =
       "Live view of a real store through memcommit's recall(), read-only; with the tfidf scorer the score below is exact. No supporting facts are declared, so coverage is not shown.";
     document.querySelector("#diagram .lane-name").textContent = "Store · stored";
@@ -694,6 +945,7 @@ async function start() {
     $("pager").hidden = false;
   }
   applyDefaults(config.defaults);
+  renderLegend(config.mode === "bank" ? BANK_KINDS : config.kinds);
   if (config.mode !== "bank") {
     showLiveViews();
     $("tenant").addEventListener("change", showLiveViews);
@@ -731,6 +983,12 @@ async function start() {
   document.addEventListener("visibilitychange", () => {
     if (document.hidden && playback.since !== null) pause();
   });
+  document.querySelectorAll("#lane-tabs button").forEach((button) =>
+    button.addEventListener("click", () => showLane(Number(button.dataset.lane))),
+  );
+  $("diagram").addEventListener("scroll", markVisibleLane, { passive: true });
+  $("table-scroll").addEventListener("scroll", updateTableHint, { passive: true });
+  window.addEventListener("resize", updateTableHint);
   $("outcome").addEventListener("change", () => {
     state.offset = 0;
     recompute(true);
@@ -746,7 +1004,8 @@ async function start() {
 
   restart(false);
   if (config.mode === "live" && !$("query").value.trim()) {
-    $("status").textContent = "Type a question to rank this store's memories.";
+    state.idle = "Type a question to rank this store's memories.";
+    renderResult();
   } else {
     await recompute(false);
   }
