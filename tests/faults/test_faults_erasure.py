@@ -13,6 +13,8 @@ import uuid
 import pytest
 from faults_helpers import holding, postgres_files, sqlite_files
 
+import memcommit
+from conftest import postgres_url
 from memcommit.interfaces.agent import AgentMemory
 from memcommit.store.transfer import export_jsonl
 
@@ -34,20 +36,44 @@ def test_write_tools_never_copy_content_into_messages(make_store, secret):
     assert not [m for m in messages if "vault" in m or secret[:20] in m]
 
 
-def test_purge_leaves_the_text_in_no_file_while_the_store_stays_open(
-    make_store, store_backend, secret, request
-):
-    store = make_store()
+@pytest.fixture
+def own_store(store_backend, tmp_path):
+    """(store, server URL or None) alone in its database.
+
+    PostgreSQL: a database of its own, since an open transaction of any session
+    in the same database (other tests on a shared server) keeps dead rows alive.
+    """
+    if store_backend == "sqlite":
+        with memcommit.open(tmp_path / "erasure.db") as store:
+            yield store, None
+        return
+    import psycopg
+
+    server = postgres_url()
+    name = f"erasure_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = server.rsplit("/", 1)[0] + "/" + name
+    try:
+        with memcommit.open(url) as store:
+            yield store, url
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_purge_leaves_the_text_in_no_file_while_the_store_stays_open(own_store, secret):
+    store, url = own_store
     agent = AgentMemory(store, "acme")
     memory_id = agent.remember(secret)["id"]
     with store.commit(message="other work", author="t") as tx:
         tx.add("A neighbour row that stays.", tenant="acme")
-    agent.forget(memory_id, mode="purge", confirm=memory_id)
+    agent.forget(memory_id, mode="purge", confirm=memory_id)  # scrubs after its commit
 
-    if store_backend == "sqlite":
+    assert store.scrub() is True  # nothing held the old rows back
+    if url is None:
         files = sqlite_files(store)
     else:
-        url = request.getfixturevalue("postgres_server")
         files = postgres_files(store, url, ("versions", "commits"))
     assert files
     assert holding(files, secret[18:50]) == []

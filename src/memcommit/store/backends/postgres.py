@@ -164,6 +164,7 @@ class PostgresBackend(common.SQLBackend):
             raise InvalidInput("lock_timeout", lock_timeout, "must be between 0 and 86400 seconds")
         self.lock_timeout = lock_timeout
         conninfo, self.schema = split_target(target, schema, connect_timeout)
+        self._conninfo = conninfo
         self.target = f"{shown(conninfo)} schema={self.schema}"
         self._lock_sql = (
             f"SELECT pg_advisory_xact_lock({_LOCK_SPACE},"
@@ -473,10 +474,26 @@ class PostgresBackend(common.SQLBackend):
         it; ``VACUUM FULL`` copies the live rows to new files and drops the old
         ones. It locks the table while it runs (reads and commits wait), which a
         purge, rare by nature, can afford. A transaction still open from before
-        the purge keeps the old rows alive: run `Store.scrub` again after it ends.
+        the purge keeps the old rows alive: then this returns False (any session of
+        the database whose snapshot is older than this call may be one), and
+        `Store.scrub` should run again once it ends.
         """
-        self._run(lambda c: c.execute("VACUUM FULL versions"))
-        return True
+
+        def run(c: psycopg.Connection) -> bool:
+            now = c.execute("SELECT txid_current() % 4294967296").fetchone()[0]
+            c.execute("VACUUM FULL versions")
+            held = c.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL"
+                " AND age(backend_xmin) > age(%s::text::xid)",
+                (now,),
+            ).fetchone()[0]
+            return held == 0
+
+        # A session of its own: in a pooled one, VACUUM FULL was seen keeping the rows.
+        with psycopg.connect(self._conninfo, autocommit=True) as conn:
+            self._configure(conn)
+            return run(conn)
 
     def close(self) -> None:
         if self._tx is not None:
