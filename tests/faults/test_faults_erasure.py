@@ -14,7 +14,6 @@ import pytest
 from faults_helpers import holding, postgres_files, sqlite_files
 
 import memcommit
-from conftest import postgres_url
 from memcommit.interfaces.agent import AgentMemory
 from memcommit.store.transfer import export_jsonl
 
@@ -37,7 +36,7 @@ def test_write_tools_never_copy_content_into_messages(make_store, secret):
 
 
 @pytest.fixture
-def own_store(store_backend, tmp_path):
+def own_store(store_backend, tmp_path, request):
     """(store, server URL or None) alone in its database.
 
     PostgreSQL: a database of its own, since an open transaction of any session
@@ -49,7 +48,7 @@ def own_store(store_backend, tmp_path):
         return
     import psycopg
 
-    server = postgres_url()
+    server = request.getfixturevalue("postgres_server")
     name = f"erasure_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')

@@ -48,7 +48,7 @@ def _mapped(fn: F) -> F:
             if "readonly database" in text and args and hasattr(args[0], "target"):
                 raise BackendError(
                     f"sqlite: {args[0].target!r} is open read-only (read_only=True, or on"
-                    " read-only media); nothing was written"
+                    f" read-only media); nothing was written ({text})"
                 ) from exc
             if "unable to open" in text or "disk I/O" in text:
                 raise Unavailable(f"sqlite: {text}") from exc
