@@ -27,7 +27,7 @@ from memcommit.compaction import (
 )
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.recall import Context, Pool, Tokens, Words, recall
-from memcommit.store import Store, TenantView, open
+from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
 from memcommit.tiers import (
     ARC,
@@ -84,6 +84,7 @@ __all__ = [
     "Pool",
     "Scored",
     "Store",
+    "StoreLike",
     "TenantView",
     "TieredMemory",
     "Tokens",
@@ -91,6 +92,7 @@ __all__ = [
     "TwoQueue",
     "UnderPressure",
     "Usage",
+    "ViewLike",
     "Words",
     "__version__",
     "errors",

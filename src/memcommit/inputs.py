@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, overload
 
 from memcommit.errors import InvalidInput
 
@@ -120,6 +120,10 @@ def _walk(name: str, value: Any, depth: int) -> None:
     raise InvalidInput(name, value, f"must be JSON-serializable, not {type(value).__name__}")
 
 
+@overload
+def moment(name: str, value: Any, *, optional: Literal[False]) -> datetime: ...
+@overload
+def moment(name: str, value: Any, *, optional: bool = True) -> datetime | None: ...
 def moment(name: str, value: Any, *, optional: bool = True) -> datetime | None:
     """None (when optional) or a timezone-aware datetime, returned in UTC.
 
@@ -146,9 +150,7 @@ def now(name: str, value: Any) -> datetime:
     """``value`` checked by `moment`, or the current UTC time when it is None."""
     if value is None:
         return datetime.now(timezone.utc)
-    checked = moment(name, value, optional=False)
-    assert checked is not None
-    return checked
+    return moment(name, value, optional=False)
 
 
 def one_or_many(name: str, value: Any, allowed: Iterable[str] | None = None) -> tuple[str, ...]:

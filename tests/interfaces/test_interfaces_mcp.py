@@ -22,6 +22,7 @@ from interfaces_mcp_client import (
     read_json,
     stdio_params,
 )
+from mcp.shared.exceptions import MCPError
 
 import memcommit
 from memcommit.interfaces.agent import TOOLS
@@ -242,7 +243,7 @@ def test_a_server_never_shows_another_tenants_memories(store):
             await fail(client, "add_step", trace_id=trace, content="x"),
             await fail(client, "finish_task", trace_id=trace),
         ]
-        with pytest.raises(Exception) as caught:
+        with pytest.raises(MCPError) as caught:
             await client.read_resource(f"memcommit://memory/{secret.id}")
         errors.append(str(caught.value))
         return mine, sneaky, seen, errors

@@ -140,10 +140,10 @@ def namespace(value: Any) -> str:
     no "/" in a namespace that name splits one way only, so no tenant can name
     another's state (tenant names may hold "/").
     """
-    text("namespace", value)
-    if "/" in value:
+    checked = text("namespace", value)
+    if "/" in checked:
         raise InvalidInput("namespace", value, 'must not contain "/"')
-    return value
+    return checked
 
 
 def metadata(value: Any, name: str = "metadata") -> dict[str, Any]:
@@ -153,7 +153,7 @@ def metadata(value: Any, name: str = "metadata") -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise InvalidInput(name, value, "must be a mapping of JSON values")
     value = dict(value)
-    back = json.loads(inputs.json_text(name, value))
+    back: dict[str, Any] = json.loads(inputs.json_text(name, value))
     if back != value:
         raise InvalidInput(name, value, "must survive a JSON round trip (use lists, not tuples)")
     return back
