@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -44,6 +45,9 @@ _COPY_FROM = 64
 _COPY_VERSIONS = f"COPY versions ({common.names((*common.MEMORY, common.END_SEQ))}) FROM STDIN"
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
 _GONE = ("08", "57P01", "57P02", "57P03")
+#: VACUUM VERBOSE's count of dead rows an open snapshot still needs, and how often to retry.
+_KEPT = re.compile(r"(\d+) dead row versions cannot be removed yet")
+_SCRUB_TRIES = 5
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -483,26 +487,29 @@ class PostgresBackend(common.SQLBackend):
         it; ``VACUUM FULL`` copies the live rows to new files and drops the old
         ones. It locks the table while it runs (reads and commits wait), which a
         purge, rare by nature, can afford. A transaction still open from before
-        the purge keeps the old rows alive: then this returns False (any session of
-        the database whose snapshot is older than this call may be one), and
-        `Store.scrub` should run again once it ends.
+        the purge keeps the old rows alive (VACUUM reports them as "dead row
+        versions that cannot be removed yet"): it is tried a few times, then this
+        returns False, and `Store.scrub` should run again once that one ends.
         """
 
-        def run(c: psycopg.Connection) -> bool:
-            now = c.execute("SELECT txid_current() % 4294967296").fetchone()[0]
-            c.execute("VACUUM FULL versions")
-            held = c.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL"
-                " AND age(backend_xmin) > age(%s::text::xid)",
-                (now,),
-            ).fetchone()[0]
-            return held == 0
+        kept: list[int] = []
 
-        # A session of its own: in a pooled one, VACUUM FULL was seen keeping the rows.
+        def heard(notice: psycopg.errors.Diagnostic) -> None:
+            found = _KEPT.search(notice.message_detail or "")
+            if found:
+                kept.append(int(found.group(1)))
+
+        # A session of its own: a pooled one may be the very snapshot that keeps the rows.
         with psycopg.connect(self._conninfo, autocommit=True) as conn:
             self._configure(conn)
-            return run(conn)
+            conn.add_notice_handler(heard)
+            for attempt in range(_SCRUB_TRIES):
+                kept.clear()
+                conn.execute("VACUUM (FULL, VERBOSE) versions")
+                if not any(kept):
+                    return True
+                time.sleep(0.1 * (attempt + 1))  # another session's snapshot: let it end
+        return False
 
     def close(self) -> None:
         if self._tx is not None:
