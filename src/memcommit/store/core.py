@@ -125,7 +125,7 @@ class Core:
             self.check_open()
             if self.in_my_commit():
                 raise InvalidInput(
-                    "scrub", self.backend.target, "runs after a commit, not inside one"
+                    "scrub", "inside a commit", "runs after a commit, not inside one"
                 )
             return self.backend.scrub()
 

@@ -273,7 +273,9 @@ def _parsed(source: IO[str]) -> Iterator[dict[str, Any]]:
     )
 
 
-def _check_trailer(number: int, trailer: dict[str, Any], digest: str, counts: dict) -> None:
+def _check_trailer(
+    number: int, trailer: dict[str, Any], digest: str, counts: dict[str, int]
+) -> None:
     """InvalidInput naming the trailer's line when the lines before it are not what it lists."""
     if trailer.get("lines") != number - 1:
         raise InvalidInput(

@@ -226,7 +226,7 @@ class SQLiteBackend(common.SQLBackend):
         A purge's old page images live on in the ``-wal`` file until then. False
         when another connection's read held the checkpoint back.
         """
-        busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        busy: int = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         return busy == 0
 
     def _engine_problems(self, full: bool) -> list[str]:
