@@ -27,6 +27,7 @@ from memcommit.compaction import (
 )
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.recall import Context, Pool, Tokens, Words, recall
+from memcommit.recall.sources import erase_purged
 from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
 from memcommit.tiers import (
@@ -54,6 +55,7 @@ __version__ = "0.1.0"
 # ``store.recall(...)`` and ``view.recall(...)``: the store sits below recall and never imports
 # it, so the one call that goes up is connected here, where both layers are known.
 StoreApi.connect_recall(recall)
+StoreApi.connect_purge(erase_purged)
 
 __all__ = [
     "ARC",

@@ -9,8 +9,10 @@ from memcommit.cli import (  # noqa: F401
     recall_cmds,
     store_cmds,
     tiers_cmds,
+    trace_cmds,
     transfer_cmds,
     workbench_cmds,
+    write_cmds,
 )
 from memcommit.cli.app import main
 

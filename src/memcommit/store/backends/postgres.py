@@ -238,7 +238,7 @@ class PostgresBackend(common.SQLBackend):
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
                 " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
             )
-            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
             refuse_newer("postgres", done, self.target)
             for number, name, script in migrations("postgres"):
                 if number in done:
@@ -257,7 +257,7 @@ class PostgresBackend(common.SQLBackend):
         ).fetchone()
         if found is None:
             raise InvalidInput("store", self.target, "is not a memcommit store (read-only open)")
-        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
         refuse_newer("postgres", done, self.target)
         if any(number not in done for number, _, _ in migrations("postgres")):
             raise InvalidInput(

@@ -152,7 +152,7 @@ class SQLiteBackend(common.SQLBackend):
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
                 " name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
             )
-            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
             refuse_newer("sqlite", done, self.target)
             for number, name, sql in migrations("sqlite"):
                 if number in done:
@@ -233,7 +233,7 @@ class SQLiteBackend(common.SQLBackend):
         """SQLite's page checks: ``quick_check``, or ``integrity_check`` when ``full``."""
         found = []
         pragma = "integrity_check" if full else "quick_check"
-        pages = [r[0] for r in self._select(f"PRAGMA {pragma}")]
+        pages = [line for (line,) in self._select(f"PRAGMA {pragma}")]
         if pages != ["ok"]:
             found.append(f"sqlite {pragma}: {'; '.join(pages[: common.SAMPLE])}")
         broken_links = self._select("PRAGMA foreign_key_check")[: common.SAMPLE]
@@ -296,7 +296,7 @@ def _check_readable(target: str, path: str) -> None:
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
             ).fetchone()
             done = (
-                {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+                {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
                 if has_schema
                 else set()
             )
