@@ -31,6 +31,7 @@ the store's invariants before it lands.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import heapq
 import json
@@ -192,7 +193,13 @@ def export_file(store: Any, path: Any, *, progress: Progress | None = None) -> S
     and no partial one; the data is flushed to disk before the rename.
     """
     target = os.fspath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        # a device or a pipe (/dev/stdout, a FIFO): written in place, never renamed over
+        with open(target, "w", encoding="utf-8") as out:
+            return export_jsonl(store, out, progress=progress)
     folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):  # the error names the file asked for, not a temporary one
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), target)
     handle, temporary = tempfile.mkstemp(prefix=".memcommit-export-", dir=folder)
     try:
         with open(handle, "w", encoding="utf-8") as out:
