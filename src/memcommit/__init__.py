@@ -26,7 +26,7 @@ from memcommit.compaction import (
     outline,
 )
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
-from memcommit.recall import Context, Tokens, Words, recall
+from memcommit.recall import Context, Pool, Tokens, Words, recall
 from memcommit.recall.sources import erase_purged
 from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
@@ -83,6 +83,7 @@ __all__ = [
     "Memory",
     "Never",
     "OlderThan",
+    "Pool",
     "Scored",
     "Store",
     "StoreLike",

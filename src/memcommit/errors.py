@@ -8,6 +8,7 @@
     ├── StoreClosed                      the store was closed before the call
     ├── ScorerError                      a plugged-in scorer raised or returned NaN
     ├── HookError                        a hook raised, but its commit landed (.commit)
+    ├── SchemaTooNew                     the store was written by a newer memcommit
     └── BackendError                     the database failed; driver errors are mapped here
         └── Unavailable                  the database cannot be reached
 
@@ -100,6 +101,23 @@ class HookError(MemcommitError):
         super().__init__(
             f"commit {commit.seq} ({commit.id}) landed, but {len(self.errors)} hook(s)"
             f" raised; the first: {type(first).__name__}: {first}"
+        )
+
+
+class SchemaTooNew(MemcommitError):
+    """The store's schema is newer than this code knows: opening it could corrupt it.
+
+    ``found`` is the store's newest migration, ``supported`` this code's newest.
+    """
+
+    def __init__(self, store: str, found: int, supported: int) -> None:
+        self.field = "store"
+        self.value = store
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"store={store!r}: its schema is version {found}, newer than version {supported}"
+            " that this memcommit supports; upgrade memcommit to open it"
         )
 
 

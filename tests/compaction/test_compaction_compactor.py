@@ -52,11 +52,11 @@ def test_a_finished_trace_becomes_a_summary_and_an_archive(store) -> None:
     assert summary.metadata["task"] == "Deploy the billing service"
     assert summary.metadata["summarizer"] == "outline"
 
-    # Steps are archived; the root stays where it was, marked with its summary.
+    # Steps are archived; the root is archived too, marked with its summary.
     assert set(result.moved) == {s.id for s in trace.steps}
     now = store.trace(trace_id)
     assert [s.tier for s in now.steps] == ["archive", "archive"]
-    assert now.root.tier == "short" and now.root.metadata[COMPACTED_INTO] == summary.id
+    assert now.root.tier == "archive" and now.root.metadata[COMPACTED_INTO] == summary.id
     assert store.get(summary.id) == summary
     ops = sorted(c.op for c in result.commit.changes)
     assert ops == ["add", "archive", "archive", "update"]
@@ -114,11 +114,11 @@ def test_keep_failed_at_exactly_n_records(store) -> None:
 def test_under_pressure_counts_what_the_store_holds(store) -> None:
     a = [add_trace(store, f"a{i}", steps=5, scope="a", at=later(i)) for i in range(3)]
     add_trace(store, "b0", steps=5, scope="b", at=later(3))
-    # Partition a holds 3 x 6 = 18 records; each compaction frees 5 - 1 = 4.
+    # Partition a holds 3 x 6 = 18 records; each compaction frees 6 - 1 = 5 (root and steps).
     result = Compactor(store, policy=UnderPressure(12)).compact(now=later(10))
     assert result.traces == tuple(a[:2])
     held = store.find(scopes=["a"], tiers=["short", "mid", "long"])
-    assert len(held) == 10
+    assert len(held) == 8
     assert Compactor(store, policy=UnderPressure(12)).compact(now=later(11)).traces == ()
 
 

@@ -34,7 +34,8 @@ def test_a_compacted_trace_is_recalled_through_its_summary(store) -> None:
 
     ctx = recall(store, "how did we deploy the billing service", tenant="acme", now=later(3))
     selected = [m.id for m in ctx.selected]
-    assert summary.id in selected and trace_id in selected  # the root stays findable
+    assert summary.id in selected and trace_id not in selected  # the summary holds the task
+    assert store.trace(trace_id).root.tier == "archive"  # the root stays findable
     rows = {row.memory.id: row for row in ctx.rows}
     for step_id in result.moved:  # the raw steps are archived, so recall skips them
         assert rows[step_id].outcome == "excluded"

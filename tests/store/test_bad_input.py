@@ -55,7 +55,7 @@ BAD_ADD = {
     "key": st.one_of(blank, st.integers()),
     "project": st.one_of(blank, st.floats()),
     "importance": bad_importance,
-    "tags": st.one_of(st.text(min_size=1), st.lists(st.integers(), min_size=1), st.just([""])),
+    "tags": st.one_of(st.just(b"bytes"), st.lists(st.integers(), min_size=1), st.just([""])),
     "always": st.one_of(st.integers(), st.text(), st.none()),
     "token_count": st.one_of(
         st.integers(max_value=-1), st.integers(min_value=2**63), st.floats(), st.booleans()

@@ -52,7 +52,7 @@ def test_a_bad_now_is_refused_before_any_use_or_move_is_written(store, now):
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [
-        ({"scopes": "shared"}, "scopes"),
+        ({"scopes": b"shared"}, "scopes"),
         ({"scopes": [3]}, "scopes"),
         ({"tenant": 7}, "tenant"),
         ({"tenant": ""}, "tenant"),

@@ -177,7 +177,7 @@ def test_bad_ids_change_nothing(store):
     (a,) = add(store, 1)
     tm = TieredMemory(store, capacity=2)
     head = store.head
-    for bad in ("a-string", [a, 3], None):
+    for bad in (b"a-string", [a, 3], None):
         with pytest.raises(InvalidInput):
             tm.touch(bad)
     assert store.head == head and store.usage([a]) == {}

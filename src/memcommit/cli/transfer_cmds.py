@@ -33,15 +33,15 @@ def export_command(output: str, store_target: str, as_json: bool) -> None:
 
         memcommit export --store agent.db backup.jsonl
     """
-    from memcommit.store.transfer import export_jsonl
+    from memcommit.store.transfer import export_file, export_jsonl
 
     store = open_store(store_target, create=False)
     try:
-        with (
-            click.open_file(output, "w", encoding="utf-8") as out,
-            progress_bar("exporting", as_json=as_json or output == "-") as progress,
-        ):
-            summary = export_jsonl(store, out, progress=progress)
+        with progress_bar("exporting", as_json=as_json or output == "-") as progress:
+            if output == "-":
+                summary = export_jsonl(store, click.get_text_stream("stdout"), progress=progress)
+            else:  # through a temporary file: a failed export leaves no partial file
+                summary = export_file(store, output, progress=progress)
     finally:
         store.close()
     _report("exported", summary, as_json=as_json, to_stderr=output == "-")

@@ -2,8 +2,9 @@
 
 For every trace its policy selects, one commit adds a summary memory (kind
 "summary", tier "long", the trace's tenant and scope, provenance in metadata),
-archives the steps, and marks the root as compacted; the root stays where it
-was, and history and as-of reads before that commit still show the steps. The
+archives the steps, and marks the root as compacted and archives it too (the
+summary holds its task: recall packs the summary, not both); history and as-of
+reads before that commit still show the trace as it was. The
 summaries are made before their commit opens, so a summarizer that fails leaves
 its trace untouched and is reported, while the other traces still compact.
 """
@@ -14,9 +15,10 @@ import functools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
+from memcommit import inputs
 from memcommit.commit_time import commit_at_or_after
 from memcommit.compaction import gcpause
 from memcommit.compaction.fold import fold
@@ -161,11 +163,7 @@ class Compactor:
 
         Commits get ``now`` as given, so without it the store's own clock dates them.
         """
-        if now is None:
-            return datetime.now(timezone.utc)
-        if not isinstance(now, datetime) or now.tzinfo is None:
-            raise InvalidInput("now", now, "must be a timezone-aware datetime")
-        return now
+        return inputs.now("now", now)
 
     def _held(self) -> dict[Partition, int]:
         held = self.store.find(tiers=HELD_TIERS, live=True)
@@ -235,7 +233,7 @@ class Compactor:
     # -- writing ----------------------------------------------------------
 
     def _write(self, tx: Transaction, plan: _Plan) -> tuple[Memory, list[str]]:
-        """Inside ``tx``: the summary, the steps to the archive, the root marked."""
+        """Inside ``tx``: the summary, the steps to the archive, the root marked and archived."""
         trace, root = plan.trace, plan.trace.root
         members = [root, *trace.steps]
         summary = tx.add(
@@ -254,10 +252,11 @@ class Compactor:
         steps = [s for s in trace.steps if s.tier != "archive" and s.status != "purged"]
         tx.archive_many(steps)
         moved = [s.id for s in steps]
-        tx.update(
+        tx.update(  # archived too: recall would otherwise pack the task beside its summary
             root.id,
             expected_version=root.version,
             metadata={**root.metadata, COMPACTED_INTO: summary.id},
+            tier="archive",
         )
         return summary, moved
 

@@ -134,8 +134,9 @@ class KeepFailed:
 
 
 def relief(trace: Trace) -> int:
-    """How many held records compacting ``trace`` frees: its held steps, less the summary."""
-    return sum(1 for s in trace.steps if s.tier != "archive" and s.holds()) - 1
+    """How many held records compacting ``trace`` frees: held root and steps, less the summary."""
+    members = (trace.root, *trace.steps)
+    return sum(1 for m in members if m.tier != "archive" and m.holds()) - 1
 
 
 class UnderPressure:
@@ -145,7 +146,7 @@ class UnderPressure:
     at the total. Traces chosen by ``among`` (default: every done trace) are
     taken oldest first until the count is at most ``threshold``; a count exactly
     at the threshold is not over it. A trace whose compaction would free nothing
-    (one held step or none: the summary takes its place) is skipped.
+    (one held record, root or step: the summary takes its place) is skipped.
     """
 
     def __init__(self, threshold: int, per: str = "partition", among: Policy | None = None):

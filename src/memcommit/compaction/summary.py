@@ -114,7 +114,8 @@ def _render_outline(data: Mapping[str, Any]) -> list[str]:
         text.append(", ".join(f"{n} {status}" for status, n in statuses.items()))
     elif data.get("status"):
         steps = data.get("steps")
-        text.append(f"{data['status']}" + (f" after {steps} steps" if steps else ""))
+        plural = "" if steps == 1 else "s"
+        text.append(f"{data['status']}" + (f" after {steps} step{plural}" if steps else ""))
     text += [
         str(value)
         for key, value in data.items()

@@ -9,7 +9,7 @@ tenant. Every read and write goes through ``store.tenant(name)``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -70,10 +70,24 @@ def commit_json(commit: Commit) -> dict[str, Any]:
     }
 
 
-def _short(text: str, width: int = 60) -> str:
-    """First line of ``text``, cut to ``width`` characters, for commit messages."""
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
+#: The state namespace where each write tool's answer is kept under its request id.
+REQUESTS = "mcp-requests"
+RequestId = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="Any unique string per intended write; a retry with the same one"
+        " returns the first answer and writes nothing again.",
+    ),
+]
+
+
+class _Repeated(Exception):
+    """Raised inside a commit block to drop it: the request was answered before."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
 
 
 class AgentMemory:
@@ -88,6 +102,29 @@ class AgentMemory:
 
     def _commit(self, message: str) -> Any:
         return self.view.commit(message=message, author=self.author)
+
+    def _write(
+        self, message: str, request_id: str | None, work: Callable[[Any], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """``work(tx)`` in one commit; its answer gets the commit's seq.
+
+        With a ``request_id`` the answer is stored in the same commit, and a call
+        that finds one stored (checked under the writers' lock) drops its commit
+        and returns that answer: a client retrying a call whose reply was lost
+        never writes twice.
+        """
+        try:
+            with self._commit(message) as tx:
+                if request_id is not None:
+                    earlier = self.view.state_get(REQUESTS, request_id)
+                    if earlier is not None:
+                        raise _Repeated(earlier)
+                answer = {**work(tx), "commit": tx.pending.seq}
+                if request_id is not None:
+                    self.view.state_set(REQUESTS, request_id, answer)
+        except _Repeated as repeated:
+            return repeated.answer
+        return answer
 
     def remember(
         self,
@@ -106,6 +143,7 @@ class AgentMemory:
         session: Annotated[str | None, Field(description="Conversation it came from.")] = None,
         project: str | None = None,
         metadata: Metadata = None,
+        request_id: RequestId = None,
     ) -> dict[str, Any]:
         """Remember something worth knowing later (a fact, event, procedure or decision).
 
@@ -113,7 +151,8 @@ class AgentMemory:
         "user.editor"): recall then returns only its latest version. Returns the
         new memory's id and the commit that stored it.
         """
-        with self._commit(f"remember: {_short(content)}") as tx:
+
+        def work(tx: Any) -> dict[str, Any]:
             memory = tx.add(
                 content,
                 kind=kind,
@@ -126,7 +165,10 @@ class AgentMemory:
                 project=project,
                 metadata=metadata,
             )
-        return {"id": memory.id, "version": memory.version, "commit": tx.result.seq}
+            tx.message = f"remember {memory.kind} {memory.id}"
+            return {"id": memory.id, "version": memory.version}
+
+        return self._write("remember", request_id, work)
 
     def recall(
         self,
@@ -218,13 +260,15 @@ class AgentMemory:
             str | None, Field(description="Name of the rule; a newer one replaces it.")
         ] = None,
         tags: Tags | None = None,
+        request_id: RequestId = None,
     ) -> dict[str, Any]:
         """Record a behavioural correction: a rule that loads into every recall, always.
 
         Use it when you were told not to repeat a mistake ("never force-push to
         main"). Corrections bypass budgets, so keep them short and few.
         """
-        with self._commit(f"correct: {_short(content)}") as tx:
+
+        def work(tx: Any) -> dict[str, Any]:
             memory = tx.add(
                 content,
                 kind="correction",
@@ -235,7 +279,10 @@ class AgentMemory:
                 tags=tuple(tags or ()),
                 always=True,
             )
-        return {"id": memory.id, "version": memory.version, "commit": tx.result.seq}
+            tx.message = f"correct {memory.id}"
+            return {"id": memory.id, "version": memory.version}
+
+        return self._write("correct", request_id, work)
 
     def forget(
         self,
@@ -247,6 +294,7 @@ class AgentMemory:
         confirm: Annotated[
             str | None, Field(description="For purge only: the same id again, to confirm.")
         ] = None,
+        request_id: RequestId = None,
     ) -> dict[str, Any]:
         """Forget a memory: mark it as no longer holding, or purge its content for good.
 
@@ -254,17 +302,23 @@ class AgentMemory:
         erases its content from every version and cannot be undone: it runs only
         when `confirm` repeats the id.
         """
+        earlier = None if request_id is None else self.view.state_get(REQUESTS, request_id)
+        if earlier is not None:  # a retry: the memory may be purged already
+            return dict(earlier)
         self.view.get(id)
         if mode == "purge" and confirm != id:
             raise InvalidInput(
                 "confirm", confirm, "purge erases the content for good; repeat the id to confirm"
             )
-        with self._commit(f"forget ({mode}): {id}") as tx:
+
+        def work(tx: Any) -> dict[str, Any]:
             if mode == "purge":
                 tx.purge(id)
             else:
                 tx.invalidate(id)
-        return {"id": id, "mode": mode, "commit": tx.result.seq}
+            return {"id": id, "mode": mode}
+
+        return self._write(f"forget ({mode}) {id}", request_id, work)
 
     def begin_task(
         self,
@@ -272,17 +326,22 @@ class AgentMemory:
         scope: Scope = "shared",
         session: str | None = None,
         metadata: Metadata = None,
+        request_id: RequestId = None,
     ) -> dict[str, Any]:
         """Start recording a task; add its steps with `add_step`, end it with `finish_task`.
 
         Finished tasks are later compacted into one summary, so record the steps
         that matter (what you tried, what failed, what worked).
         """
-        with self._commit(f"begin task: {_short(task)}") as tx:
+
+        def work(tx: Any) -> dict[str, Any]:
             trace_id = tx.begin_trace(
                 task, tenant=self.tenant, scope=scope, session=session, metadata=metadata
             )
-        return {"trace_id": trace_id, "commit": tx.result.seq}
+            tx.message = f"begin task {trace_id}"
+            return {"trace_id": trace_id}
+
+        return self._write("begin task", request_id, work)
 
     def add_step(
         self,
@@ -292,9 +351,11 @@ class AgentMemory:
         importance: Importance = 0.5,
         tags: Tags | None = None,
         metadata: Metadata = None,
+        request_id: RequestId = None,
     ) -> dict[str, Any]:
         """Record one step of an open task, in order."""
-        with self._commit(f"step: {_short(content)}") as tx:
+
+        def work(tx: Any) -> dict[str, Any]:
             memory = tx.step(
                 trace_id,
                 content,
@@ -303,23 +364,25 @@ class AgentMemory:
                 tags=tuple(tags or ()),
                 metadata=metadata,
             )
-        return {"id": memory.id, "step": memory.step, "commit": tx.result.seq}
+            tx.message = f"step {memory.step} of task {trace_id}: {memory.id}"
+            return {"id": memory.id, "step": memory.step}
+
+        return self._write("step", request_id, work)
 
     def finish_task(
         self,
         trace_id: Annotated[str, Field(min_length=1, description="From begin_task.")],
         status: Literal["finished", "failed"] = "finished",
+        request_id: RequestId = None,
     ) -> dict[str, Any]:
         """End a task as finished or failed; it becomes eligible for compaction."""
         trace = self.view.trace(trace_id)
-        with self._commit(f"{status} task: {_short(trace.root.content)}") as tx:
+
+        def work(tx: Any) -> dict[str, Any]:
             tx.finish(trace_id, status=status)
-        return {
-            "trace_id": trace_id,
-            "status": status,
-            "steps": len(trace.steps),
-            "commit": tx.result.seq,
-        }
+            return {"trace_id": trace_id, "status": status, "steps": len(trace.steps)}
+
+        return self._write(f"{status} task {trace_id}", request_id, work)
 
     def touch(
         self,

@@ -12,7 +12,7 @@ filters, rank (cosines) and scorers, budget, pack (poolsplit), context, and
 explain (the rows, counted at once and built a page at a time).
 """
 
-from memcommit.recall.budget import TiktokenCounter, Tokens, Words, count_words
+from memcommit.recall.budget import Pool, TiktokenCounter, Tokens, Words, count_words
 from memcommit.recall.components import Components
 from memcommit.recall.context import REASONS, STAGES, Context
 from memcommit.recall.explain import Explanation, ExplanationCounts
@@ -38,6 +38,7 @@ __all__ = [
     "Explanation",
     "ExplanationCounts",
     "Hybrid",
+    "Pool",
     "PoolsplitScore",
     "Query",
     "Row",

@@ -28,6 +28,21 @@ def _check_n(n: Any) -> None:
         raise InvalidInput("budget", n, "must be an int >= 0")
 
 
+class Pool(poolsplit.Pool):
+    """poolsplit's `Pool` (a reserved budget for some kinds) that fails with memcommit's error.
+
+    A bad field raises `InvalidInput` naming ``pool`` and the pool's name instead
+    of poolsplit's own ``PoolError``, so ``recall(pools=[Pool(...)])`` has one
+    error type for every bad argument. Plain ``poolsplit.Pool`` values work too.
+    """
+
+    def __post_init__(self) -> None:
+        try:
+            super().__post_init__()
+        except poolsplit.PoolError as exc:
+            raise InvalidInput("pool", self.name, str(exc)) from None
+
+
 def count_words(text: str) -> int:
     """Whitespace-separated words, as the seed's word budget counts them."""
     return len(text.split())

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import IntEnum
 
 import numpy as np
 
@@ -22,17 +23,22 @@ from memcommit.model import KINDS, STORES, TIERS
 from memcommit.recall.columns import NO_START, Codes
 from memcommit.recall.index import Snapshot
 
-#: Filter reasons in the order filters apply; code i + 1 in the arrays below.
-FILTER_REASONS = (
-    "store_type",
-    "other_scope",
-    "previous_session",
-    "too_old",
-    "older_key_version",
-    "no_longer_holds",
-    "archived",
-    "other_tier",
-)
+
+class FilterReason(IntEnum):
+    """Why a filter left a memory out, in the order filters apply; the value is its code."""
+
+    STORE_TYPE = 1
+    OTHER_SCOPE = 2
+    PREVIOUS_SESSION = 3
+    TOO_OLD = 4
+    OLDER_KEY_VERSION = 5
+    NO_LONGER_HOLDS = 6
+    ARCHIVED = 7
+    OTHER_TIER = 8
+
+
+#: The reasons as rows show them (code i + 1 is FILTER_REASONS[i]).
+FILTER_REASONS = tuple(reason.name.lower() for reason in FilterReason)
 PASSED = 0
 
 _ALL = "all"
@@ -146,34 +152,35 @@ def _codes(table: Codes, values: Iterable[str]) -> np.ndarray:
 def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
     """The first filter each of ``docs`` fails (index into FILTER_REASONS + 1; 0 = passed)."""
     reasons = np.zeros(len(docs), dtype=np.int8)
+    R = FilterReason
 
-    def fail(code: int, failed: np.ndarray) -> None:
+    def fail(code: FilterReason, failed: np.ndarray) -> None:
         reasons[(reasons == PASSED) & failed] = code
 
     if scope.kinds is not None:
-        fail(1, ~np.isin(snap.kind[docs], _codes(snap.kinds, scope.kinds)))
+        fail(R.STORE_TYPE, ~np.isin(snap.kind[docs], _codes(snap.kinds, scope.kinds)))
     if scope.pool_kinds is not None:
         drawn = np.isin(snap.kind[docs], _codes(snap.kinds, scope.pool_kinds))
-        fail(1, ~drawn & ~snap.always[docs])
+        fail(R.STORE_TYPE, ~drawn & ~snap.always[docs])
     if scope.scopes is not None:
-        fail(2, ~np.isin(snap.scope[docs], _codes(snap.scopes, scope.scopes)))
+        fail(R.OTHER_SCOPE, ~np.isin(snap.scope[docs], _codes(snap.scopes, scope.scopes)))
     if not scope.include_previous_sessions:
         current = snap.sessions.get(scope.session)
-        fail(3, snap.session[docs] != (-2 if current is None else current))
+        fail(R.PREVIOUS_SESSION, snap.session[docs] != (-2 if current is None else current))
     if scope.max_age is not None:
         created = snap.created[docs]
         ages = now_us - np.where(created == NO_START, now_us, created)  # unknown: age 0
-        fail(4, ages > scope.max_age // timedelta(microseconds=1))
+        fail(R.TOO_OLD, ages > scope.max_age // timedelta(microseconds=1))
     if scope.latest_per_key:
-        fail(5, ~snap.latest[docs])
+        fail(R.OLDER_KEY_VERSION, ~snap.latest[docs])
     if scope.live:
         holds = snap.status_ok[docs] & (snap.valid_from[docs] <= now_us)
-        fail(6, ~(holds & (now_us < snap.valid_to[docs])))
+        fail(R.NO_LONGER_HOLDS, ~(holds & (now_us < snap.valid_to[docs])))
     if scope.tiers is not None:
         tier = snap.tier[docs]
         kept = ~np.isin(tier, _codes(snap.tiers, scope.tiers))
         archive = snap.tiers.get("archive")
         is_archive = tier == (-2 if archive is None else archive)
-        fail(7, kept & is_archive)
-        fail(8, kept & ~is_archive)
+        fail(R.ARCHIVED, kept & is_archive)
+        fail(R.OTHER_TIER, kept & ~is_archive)
     return reasons

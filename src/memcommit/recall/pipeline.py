@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 import numpy as np
 
 import poolsplit
+from memcommit import inputs
 from memcommit.errors import InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
 from memcommit.recall.budget import Tokens, Words
@@ -330,11 +331,7 @@ def _scorer(scorer: Any, weight: float) -> Scorer | BatchScorer:
 
 
 def _now(now: Any) -> datetime:
-    if now is None:
-        return datetime.now(timezone.utc)
-    if not isinstance(now, datetime):
-        raise InvalidInput("now", now, "must be a datetime")
-    return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
+    return inputs.now("now", now)
 
 
 def _tenant(source: object, tenant: Any) -> str:

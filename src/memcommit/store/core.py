@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
+from memcommit import inputs
 from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit
 from memcommit.store import validate as v
@@ -78,8 +79,7 @@ class Core:
         self, message: Any, author: Any, now: Any, tenant: str | None
     ) -> Iterator[Transaction]:
         self.check_open()
-        if not isinstance(message, str):
-            raise InvalidInput("message", message, "must be a string")
+        inputs.message(message)
         v.text("author", author)
         now = v.moment("now", now)
         if self.in_my_commit():
@@ -116,7 +116,18 @@ class Core:
                     tx.closed = True
         tx.result = batch.commit
         self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
-        self._after(batch.commit, batch.tenants, tx.deferred)
+        deferred = [self.scrub, *tx.deferred] if batch.purges else tx.deferred
+        self._after(batch.commit, batch.tenants, deferred)
+
+    def scrub(self) -> bool:
+        """`Store.scrub`: the backend's removal of purged content beyond the live rows."""
+        with self.lock:
+            self.check_open()
+            if self.in_my_commit():
+                raise InvalidInput(
+                    "scrub", "inside a commit", "runs after a commit, not inside one"
+                )
+            return self.backend.scrub()
 
     def _commit_time(self, now: datetime | None, tip: tuple[int, str] | None) -> datetime:
         """The time of the next commit: never earlier than the newest one's.

@@ -91,11 +91,27 @@ class Store(StoreApi):
             core.check_open()
             return core.backend.tenants(core.seq(as_of))
 
-    def check(self) -> CheckReport:
-        """Verify the stored invariants; ``report.ok`` is True when none is broken."""
+    def check(self, *, full: bool = False) -> CheckReport:
+        """Verify the stored invariants and read every row back; ``report.ok`` when none fails.
+
+        ``full=True`` runs the backend's slowest page checks too (SQLite's
+        ``integrity_check`` instead of ``quick_check``).
+        """
+        v.flag("full", full)
         with self._core.lock:
             self._core.check_open()
-            return CheckReport(tuple(self._core.backend.check()))
+            return CheckReport(tuple(self._core.backend.check(full=full)))
+
+    def scrub(self) -> bool:
+        """Remove the copies of purged content the database keeps beyond the live rows.
+
+        Runs by itself after every commit that purges. SQLite: checkpoints the
+        write-ahead log into the file (freed space is zeroed: ``secure_delete``)
+        and truncates it. PostgreSQL: ``VACUUM FULL versions``, which drops the
+        old row versions an update leaves behind. False when a reader still held
+        them (a long read, an open transaction elsewhere): call it again later.
+        """
+        return self._core.scrub()
 
     def close(self) -> None:
         """Close the store; later calls raise `StoreClosed`. Closing twice is harmless."""

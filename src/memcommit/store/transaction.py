@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from memcommit import inputs
 from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
 from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
@@ -72,9 +73,7 @@ class Transaction:
     @message.setter
     def message(self, value: str) -> None:
         self._check_open()
-        if not isinstance(value, str):
-            raise InvalidInput("message", value, "must be a string")
-        self.pending = replace(self.pending, message=value)
+        self.pending = replace(self.pending, message=inputs.message(value))
 
     # -- adding ------------------------------------------------------------------
 
@@ -152,6 +151,10 @@ class Transaction:
             id = new_id()
         else:
             v.text("id", id)
+            if self._only is not None:  # ids are global: a view's answer would reveal others'
+                raise InvalidInput(
+                    "id", id, "a tenant view chooses ids itself; pass ids through the store"
+                )
             if id in self._latest or self._stored(id) is not None:
                 raise InvalidInput("id", id, "a memory with this id already exists")
         return memory(

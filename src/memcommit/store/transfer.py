@@ -14,6 +14,14 @@ same two functions. JSON Lines is the file format: one record per line.
     {"type": "trace", ...}                 after the last commit it refers to
     {"type": "usage", "id": ..., "count": 3, "first_tick": 1, "last_tick": 9}
     {"type": "state", "namespace": "tiers", "key": ..., "value": "<JSON text>"}
+    {"type": "trailer", "lines": L, "counts": {"commit": N, ...}, "sha256": "<hex>"}
+
+The trailer is the file's last line: ``lines`` counts the lines before it,
+``counts`` the records of each type, ``sha256`` is the digest of those lines'
+UTF-8 bytes (newlines included). A file without it was cut short; a digest that
+differs means a line was edited, reordered or dropped. `import_jsonl` refuses
+both, naming the line, before anything lands; `export_file` writes a temporary
+file beside the target and renames it into place only once it is complete.
 
 A load is all or nothing: it runs in one backend transaction, checks every
 record as it reads it (naming the line and the field of a bad one), and checks
@@ -23,8 +31,12 @@ the store's invariants before it lands.
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import heapq
 import json
+import os
+import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, fields
@@ -39,7 +51,7 @@ from memcommit.store.records import memory as make_memory
 from memcommit.store.store import Store
 
 FORMAT = "memcommit-export"
-VERSION = 1
+VERSION = 2
 
 #: ``progress(done, total)``: told after each commit, with the number of commits.
 Progress = Callable[[int, int], None]
@@ -152,9 +164,10 @@ def _plain(value: Any) -> Any:
 
 
 def export_jsonl(store: Any, out: IO[str], *, progress: Progress | None = None) -> Summary:
-    """Write ``store``'s whole history to ``out`` as JSON Lines; returns the counts."""
+    """Write ``store``'s whole history to ``out`` as JSON Lines, then the trailer; the counts."""
     counts = dict.fromkeys(RECORD_TYPES, 0)
-    total = 0
+    total = lines = 0
+    digest = hashlib.sha256()
     with contextlib.closing(records(backend_of(store))) as stream:  # ends the snapshot on error
         for record in stream:
             kind = record["type"]
@@ -162,10 +175,43 @@ def export_jsonl(store: Any, out: IO[str], *, progress: Progress | None = None) 
                 total = record["commits"]
             else:
                 counts[kind] += 1
-            out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+            line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+            digest.update(line.encode("utf-8"))
+            lines += 1
+            out.write(line)
             if kind == "commit" and progress is not None:
                 progress(counts["commit"], total)
+    trailer = {"type": "trailer", "lines": lines, "counts": counts, "sha256": digest.hexdigest()}
+    out.write(json.dumps(trailer, separators=(",", ":")) + "\n")
     return Summary(*counts.values())
+
+
+def export_file(store: Any, path: Any, *, progress: Progress | None = None) -> Summary:
+    """Export to the file ``path`` through a temporary file renamed into place when complete.
+
+    A crash or an error mid-export leaves any earlier file at ``path`` as it was
+    and no partial one; the data is flushed to disk before the rename.
+    """
+    target = os.fspath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        # a device or a pipe (/dev/stdout, a FIFO): written in place, never renamed over
+        with open(target, "w", encoding="utf-8") as out:
+            return export_jsonl(store, out, progress=progress)
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):  # the error names the file asked for, not a temporary one
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), target)
+    handle, temporary = tempfile.mkstemp(prefix=".memcommit-export-", dir=folder)
+    try:
+        with open(handle, "w", encoding="utf-8") as out:
+            summary = export_jsonl(store, out, progress=progress)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    return summary
 
 
 # -- import ----------------------------------------------------------------------
@@ -205,12 +251,51 @@ def import_jsonl(store: Any, source: IO[str], *, progress: Progress | None = Non
 
 
 def _parsed(source: IO[str]) -> Iterator[dict[str, Any]]:
-    for number, line in enumerate(source, start=1):
+    """The records of an export file, each line checked against the trailer's digest and counts.
+
+    The trailer is checked when it is reached, before `load` commits anything; a
+    file that ends without one, or goes on after it, is refused naming the line.
+    """
+    digest = hashlib.sha256()
+    counts = dict.fromkeys(RECORD_TYPES, 0)
+    number = 0
+    lines = iter(source)
+    for number, line in enumerate(lines, start=1):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"line {number}", line[:80], f"is not JSON: {exc.msg}") from None
+        if isinstance(record, dict) and record.get("type") == "trailer":
+            _check_trailer(number, record, digest.hexdigest(), counts)
+            extra = next(lines, None)
+            if extra is not None:
+                raise InvalidInput(f"line {number + 1}", extra[:80], "follows the trailer")
+            return
+        digest.update(line.encode("utf-8", "surrogatepass"))
+        if isinstance(record, dict) and record.get("type") in counts:
+            counts[record["type"]] += 1
         yield record
+    raise InvalidInput(
+        f"line {number + 1}", "", "the export ends without its trailer: the file was cut short"
+    )
+
+
+def _check_trailer(
+    number: int, trailer: dict[str, Any], digest: str, counts: dict[str, int]
+) -> None:
+    """InvalidInput naming the trailer's line when the lines before it are not what it lists."""
+    if trailer.get("lines") != number - 1:
+        raise InvalidInput(
+            f"line {number}: lines", trailer.get("lines"), f"but {number - 1} lines precede it"
+        )
+    if trailer.get("counts") != counts:
+        raise InvalidInput(f"line {number}: counts", trailer.get("counts"), f"but found {counts}")
+    if trailer.get("sha256") != digest:
+        raise InvalidInput(
+            f"line {number}: sha256",
+            trailer.get("sha256"),
+            "does not match the lines before it: the file was edited or reordered",
+        )
 
 
 class _Loader:
@@ -507,6 +592,7 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "Summary",
+    "export_file",
     "export_jsonl",
     "import_jsonl",
     "load",

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import datetime
 from numbers import Real
-from typing import Any, Literal, overload
+from typing import Any
 
+from memcommit import inputs
 from memcommit.errors import InvalidInput
+from memcommit.inputs import moment as moment  # the store checks times through here too
 from memcommit.model import KINDS, TIERS
 
-#: Largest content accepted by default, in UTF-8 bytes.
-DEFAULT_MAX_CONTENT_BYTES = 1024 * 1024
+#: Largest content accepted by default, in UTF-8 bytes (`memcommit.inputs.LIMITS`).
+DEFAULT_MAX_CONTENT_BYTES = inputs.LIMITS["content"]
 
 #: Largest integer accepted anywhere (counts, limits): what a signed 64-bit column holds.
 MAX_INT = 2**63 - 1
@@ -38,20 +40,10 @@ def content(value: Any, limit: int) -> str:
     if value.isascii() and "\x00" not in value:
         size = len(value)
     else:
-        size = len(_encoded("content", value))
+        size = len(inputs.clean_text("content", value))
     if size > limit:
         raise InvalidInput("content", value, f"is longer than the limit of {limit} bytes")
     return value
-
-
-def _encoded(name: str, value: str) -> bytes:
-    """UTF-8 bytes of ``value``; NUL and lone surrogates are refused (no database keeps them)."""
-    if "\x00" in value:
-        raise InvalidInput(name, value, "must not contain NUL characters")
-    try:
-        return value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(name, value, "must be valid Unicode (no lone surrogates)") from None
 
 
 _known_good: set[str] = set()  # names seen valid before (tenants, scopes repeat a lot)
@@ -65,7 +57,7 @@ def text(name: str, value: Any) -> str:
         raise InvalidInput(name, value, f"must be a string, not {type(value).__name__}")
     if not value.strip():
         raise InvalidInput(name, value, "must not be empty")
-    _encoded(name, value)
+    inputs.bounded(name, value, "name")
     if len(value) <= 64 and len(_known_good) < 10_000:
         _known_good.add(value)
     return value
@@ -106,17 +98,10 @@ def importance(value: Any) -> float:
 
 
 def tags(value: Any) -> tuple[str, ...]:
-    """An iterable of non-empty strings (not one string)."""
+    """Non-empty strings: a list of them, or one string as a list of one (`inputs.one_or_many`)."""
     if type(value) is tuple and not value:
         return ()
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise InvalidInput("tags", value, "must be a list of strings")
-    out = tuple(value)
-    for tag in out:
-        if not isinstance(tag, str) or not tag.strip():
-            raise InvalidInput("tags", value, f"every tag must be a non-empty string, not {tag!r}")
-        _encoded("tags", tag)
-    return out
+    return inputs.one_or_many("tags", value)
 
 
 def flag(name: str, value: Any) -> bool:
@@ -161,53 +146,23 @@ def namespace(value: Any) -> str:
     return checked
 
 
-def metadata(value: Any) -> dict[str, Any]:
-    """None or a mapping with string keys that survives a JSON round trip."""
+def metadata(value: Any, name: str = "metadata") -> dict[str, Any]:
+    """None or a mapping with string keys that survives a JSON round trip, within the limits."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise InvalidInput("metadata", value, "must be a mapping of JSON values")
+        raise InvalidInput(name, value, "must be a mapping of JSON values")
     value = dict(value)
-    try:
-        back: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput("metadata", value, f"must be JSON-serializable: {exc}") from None
+    back: dict[str, Any] = json.loads(inputs.json_text(name, value))
     if back != value:
-        raise InvalidInput("metadata", value, "must survive a JSON round trip (string keys)")
+        raise InvalidInput(name, value, "must survive a JSON round trip (use lists, not tuples)")
     return back
 
 
 def json_value(name: str, value: Any) -> str:
-    """JSON text of ``value``; refuses NaN and non-JSON types."""
-    try:
-        return json.dumps(value, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(name, value, f"must be JSON-serializable: {exc}") from None
-
-
-@overload
-def moment(name: str, value: Any, *, optional: Literal[False]) -> datetime: ...
-@overload
-def moment(name: str, value: Any, *, optional: bool = True) -> datetime | None: ...
-def moment(name: str, value: Any, *, optional: bool = True) -> datetime | None:
-    """None (when optional) or a timezone-aware datetime, returned in UTC.
-
-    The one check of every time the store is handed: commit ``now``, the clock's
-    readings, ``as_of`` times, ``invalidate(at=)``, validity and ``since``/``until``.
-    """
-    if value is None and optional:
-        return None
-    if not isinstance(value, datetime):
-        raise InvalidInput(name, value, "must be a timezone-aware datetime")
-    if value.tzinfo is timezone.utc:
-        return value
-    try:
-        utc = None if value.utcoffset() is None else value.astimezone(timezone.utc)
-    except (ArithmeticError, ValueError, TypeError) as exc:  # an odd tzinfo, or out of range
-        raise InvalidInput(name, value, f"must be a representable aware datetime: {exc}") from None
-    if utc is None:
-        raise InvalidInput(name, value, "must be timezone-aware (naive datetimes are ambiguous)")
-    return utc
+    """JSON text of ``value`` (keys sorted); refuses NaN, non-JSON types and deep nesting."""
+    inputs.check_json(name, value)
+    return json.dumps(value, allow_nan=False, sort_keys=True)
 
 
 def window(valid_from: datetime | None, valid_to: datetime | None) -> None:
@@ -226,15 +181,5 @@ def limit(value: Any) -> int | None:
 
 
 def names(name: str, value: Any, allowed: tuple[str, ...] | None = None) -> tuple[Any, ...] | None:
-    """None, or one string, or an iterable of strings; each from ``allowed`` if given."""
-    if value is None:
-        return None
-    items = (value,) if isinstance(value, str) else value
-    if not isinstance(items, Iterable):
-        raise InvalidInput(name, value, "must be a string or a list of strings")
-    out = tuple(items)
-    for item in out:
-        if not isinstance(item, str) or (allowed is not None and item not in allowed):
-            hint = f"one of {', '.join(allowed)}" if allowed else "a string"
-            raise InvalidInput(name, value, f"every item must be {hint}, not {item!r}")
-    return out
+    """None, or one string or an iterable of strings (`inputs.one_or_many`)."""
+    return None if value is None else inputs.one_or_many(name, value, allowed)

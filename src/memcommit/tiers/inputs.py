@@ -6,42 +6,26 @@ They run before anything is read or written, so a refused call changes nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
+from memcommit import inputs as shared
 from memcommit.errors import InvalidInput
 
 
 def moment(now: Any) -> datetime:
-    """``now`` when it is a timezone-aware datetime; the current UTC time when None."""
-    if now is None:
-        return datetime.now(timezone.utc)
-    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
-        raise InvalidInput("now", now, "must be a timezone-aware datetime")
-    return now
+    """``now`` when it is a timezone-aware datetime (`memcommit.inputs.now`); UTC now when None."""
+    return shared.now("now", now)
 
 
 def ids(value: Any) -> list[str]:
-    """A list of non-empty id strings (not one string)."""
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise InvalidInput("ids", value, "must be a list of memory ids")
-    out = list(value)
-    if not all(isinstance(i, str) and i for i in out):
-        raise InvalidInput("ids", out, "every id must be a non-empty string")
-    return out
+    """Memory ids: a list of them, or one id as a list of one (`memcommit.inputs.one_or_many`)."""
+    return list(shared.one_or_many("ids", value))
 
 
 def scopes(value: Any) -> list[str] | None:
-    """None, or a list of scope names (not one string)."""
-    if value is None:
-        return None
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise InvalidInput("scopes", value, "must be a list of scopes, not one string")
-    out = list(value)
-    if not all(isinstance(s, str) and s for s in out):
-        raise InvalidInput("scopes", out, "every scope must be a non-empty string")
-    return out
+    """None, or scope names: a list of them, or one as a list of one."""
+    return None if value is None else list(shared.one_or_many("scopes", value))
 
 
 def tenant(value: Any) -> str | None:

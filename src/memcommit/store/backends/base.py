@@ -166,8 +166,18 @@ class Backend(Protocol):
     def state_items(self) -> list[tuple[str, str, str]]:
         """Every (namespace, key, JSON text) of the small state, sorted (to copy a store)."""
 
-    def check(self) -> list[str]:
-        """Problems found in the stored data (empty when every invariant holds)."""
+    def scrub(self) -> bool:
+        """Remove copies of erased content kept outside the live rows; False if held back.
+
+        Run after a commit that purged: SQLite's write-ahead log, PostgreSQL's
+        dead row versions. False when a reader still holds them (try again later).
+        """
+
+    def check(self, *, full: bool = False) -> list[str]:
+        """Problems found in the stored data (empty when every invariant holds).
+
+        Every row is read back; ``full`` adds the backend's slowest page checks.
+        """
 
     def close(self) -> None:
         """Release the connection."""

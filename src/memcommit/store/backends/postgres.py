@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -34,7 +35,7 @@ from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import migrations
+from memcommit.store.backends.migrations import migrations, refuse_newer
 
 DEFAULT_SCHEMA = "memcommit"
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
@@ -44,6 +45,9 @@ _COPY_FROM = 64
 _COPY_VERSIONS = f"COPY versions ({common.names((*common.MEMORY, common.END_SEQ))}) FROM STDIN"
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
 _GONE = ("08", "57P01", "57P02", "57P03")
+#: VACUUM VERBOSE's count of dead rows an open snapshot still needs, and how often to retry.
+_KEPT = re.compile(r"(\d+) dead row versions cannot be removed yet")
+_SCRUB_TRIES = 5
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -164,6 +168,7 @@ class PostgresBackend(common.SQLBackend):
             raise InvalidInput("lock_timeout", lock_timeout, "must be between 0 and 86400 seconds")
         self.lock_timeout = lock_timeout
         conninfo, self.schema = split_target(target, schema, connect_timeout)
+        self._conninfo = conninfo
         self.target = f"{shown(conninfo)} schema={self.schema}"
         self._lock_sql = (
             f"SELECT pg_advisory_xact_lock({_LOCK_SPACE},"
@@ -234,6 +239,7 @@ class PostgresBackend(common.SQLBackend):
                 " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
             )
             done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
+            refuse_newer("postgres", done, self.target)
             for number, name, script in migrations("postgres"):
                 if number in done:
                     continue
@@ -252,6 +258,7 @@ class PostgresBackend(common.SQLBackend):
         if found is None:
             raise InvalidInput("store", self.target, "is not a memcommit store (read-only open)")
         done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
+        refuse_newer("postgres", done, self.target)
         if any(number not in done for number, _, _ in migrations("postgres")):
             raise InvalidInput(
                 "store", self.target, "needs a migration; open it read-write once first"
@@ -470,6 +477,39 @@ class PostgresBackend(common.SQLBackend):
                 cur.executemany(encoded, many)
 
         self._run(run)
+
+    @_mapped
+    def scrub(self) -> bool:
+        """Rewrite the versions table (``VACUUM FULL``), so no page keeps a purged row's bytes.
+
+        PostgreSQL keeps an updated row's old version in its page until VACUUM
+        reclaims the slot, and a plain VACUUM frees the space without clearing
+        it; ``VACUUM FULL`` copies the live rows to new files and drops the old
+        ones. It locks the table while it runs (reads and commits wait), which a
+        purge, rare by nature, can afford. A transaction still open from before
+        the purge keeps the old rows alive (VACUUM reports them as "dead row
+        versions that cannot be removed yet"): it is tried a few times, then this
+        returns False, and `Store.scrub` should run again once that one ends.
+        """
+
+        kept: list[int] = []
+
+        def heard(notice: psycopg.errors.Diagnostic) -> None:
+            found = _KEPT.search(notice.message_detail or "")
+            if found:
+                kept.append(int(found.group(1)))
+
+        # A session of its own: a pooled one may be the very snapshot that keeps the rows.
+        with psycopg.connect(self._conninfo, autocommit=True) as conn:
+            self._configure(conn)
+            conn.add_notice_handler(heard)
+            for attempt in range(_SCRUB_TRIES):
+                kept.clear()
+                conn.execute("VACUUM (FULL, VERBOSE) versions")
+                if not any(kept):
+                    return True
+                time.sleep(0.1 * (attempt + 1))  # another session's snapshot: let it end
+        return False
 
     def close(self) -> None:
         if self._tx is not None:

@@ -743,17 +743,61 @@ class SQLBackend:
 
     # -- integrity -----------------------------------------------------------------
 
-    def check(self) -> list[str]:
-        found = self._engine_problems()
+    def check(self, *, full: bool = False) -> list[str]:
+        found = self._engine_problems(full)
         for what, query in self.checks:
             rows = self._select(f"{query} LIMIT {SAMPLE}")
             if rows:
                 found.append(f"{what}: {[tuple(r) for r in rows]}")
-        return found
+        return found + self._unreadable()
 
-    def _engine_problems(self) -> list[str]:
+    def _engine_problems(self, full: bool) -> list[str]:
         """Problems the database's own checks find (none to run by default)."""
         return []
+
+    def _unreadable(self) -> list[str]:
+        """Rows that do not decode, and changes whose memory version is not stored.
+
+        The invariant queries compare columns inside the database; this reads each
+        version, commit, trace and state row as the store would (a damaged page
+        can hold text that no longer decodes), then checks that every change
+        naming a memory version has it (a cut backup restored by hand would not).
+        """
+        found: list[str] = []
+        stored: set[tuple[str, int]] = set()
+        try:
+            for r in self._select(f"SELECT {MEMORY_SELECT} FROM versions"):
+                m = self.rows.memory(r)
+                stored.add((m.id, m.version))
+        except Exception as exc:  # any failure to read a row back is the finding
+            found.append(f"versions: a row cannot be read: {exc}")
+        wanted: list[tuple[int, str, int]] = []
+        try:
+            text, params = commits_sql(
+                self.dialect, seqs=None, after=0, upto=None, newest_first=False, limit=None,
+                changes=True,
+            )  # fmt: skip
+            for r in self._select(text, params):
+                commit, _ = self.rows.commit(r)
+                wanted += [
+                    (commit.seq, c.memory_id, c.version)
+                    for c in commit.changes
+                    if c.memory_id is not None and c.version is not None
+                ]
+        except Exception as exc:
+            found.append(f"commits: a row cannot be read: {exc}")
+        if not found:
+            missing = [w for w in wanted if (w[1], w[2]) not in stored][:SAMPLE]
+            if missing:
+                found.append(f"change names a memory version that is not stored: {missing}")
+        try:
+            for r in self._select(f"SELECT {_TRACE_SELECT} FROM traces t"):
+                self.rows.trace(r)
+            for _, _, value in self.state_items():
+                json.loads(value)
+        except Exception as exc:
+            found.append(f"traces or state: a row cannot be read: {exc}")
+        return found
 
 
 def counted(current: dict[str, Usage], ids: Sequence[str], tick: int) -> int:

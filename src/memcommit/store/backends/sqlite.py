@@ -24,7 +24,7 @@ from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import migrations
+from memcommit.store.backends.migrations import migrations, refuse_newer
 from memcommit.store.records import from_text, to_text
 from memcommit.store.validate import seconds
 
@@ -45,6 +45,11 @@ def _mapped(fn: F) -> F:
             return fn(*args, **kwargs)
         except sqlite3.OperationalError as exc:
             text = str(exc)
+            if "readonly database" in text and args and hasattr(args[0], "target"):
+                raise BackendError(
+                    f"sqlite: {args[0].target!r} is open read-only (read_only=True, or on"
+                    f" read-only media); nothing was written ({text})"
+                ) from exc
             if "unable to open" in text or "disk I/O" in text:
                 raise Unavailable(f"sqlite: {text}") from exc
             raise BackendError(f"sqlite: {text}") from exc
@@ -107,6 +112,9 @@ class SQLiteBackend(common.SQLBackend):
         if not isinstance(read_only, bool):
             raise InvalidInput("read_only", read_only, "must be True or False")
         self.target = path
+        # A store on read-only media (a read-only mount, an immutable file) opens for reading.
+        read_only = read_only or (path != ":memory:" and os.path.isfile(path) and _unwritable(path))
+        self.read_only = read_only
         if read_only:
             _check_readable(target, path)
         try:
@@ -130,6 +138,7 @@ class SQLiteBackend(common.SQLBackend):
         if read_only:
             return
         conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA secure_delete = ON")  # freed space is zeroed: purges leave nothing
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         self._migrate()
@@ -144,6 +153,7 @@ class SQLiteBackend(common.SQLBackend):
                 " name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
             )
             done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
+            refuse_newer("sqlite", done, self.target)
             for number, name, sql in migrations("sqlite"):
                 if number in done:
                     continue
@@ -161,6 +171,9 @@ class SQLiteBackend(common.SQLBackend):
 
     @_mapped
     def begin(self) -> None:
+        if self.read_only:  # a read snapshot (an export); a write in it is refused by SQLite
+            self._conn.execute("BEGIN")
+            return
         self._conn.execute("BEGIN IMMEDIATE")
 
     @_mapped
@@ -206,11 +219,23 @@ class SQLiteBackend(common.SQLBackend):
     def _write_all(self, text: str, rows: Iterable[Sequence[Any]]) -> None:
         self._conn.executemany(text, rows)
 
-    def _engine_problems(self) -> list[str]:
+    @_mapped
+    def scrub(self) -> bool:
+        """Checkpoint the WAL into the file (zeroed by ``secure_delete``) and truncate it.
+
+        A purge's old page images live on in the ``-wal`` file until then. False
+        when another connection's read held the checkpoint back.
+        """
+        busy: int = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return busy == 0
+
+    def _engine_problems(self, full: bool) -> list[str]:
+        """SQLite's page checks: ``quick_check``, or ``integrity_check`` when ``full``."""
         found = []
-        quick = [line for (line,) in self._select("PRAGMA quick_check")]
-        if quick != ["ok"]:
-            found.append(f"sqlite quick_check: {'; '.join(quick[: common.SAMPLE])}")
+        pragma = "integrity_check" if full else "quick_check"
+        pages = [line for (line,) in self._select(f"PRAGMA {pragma}")]
+        if pages != ["ok"]:
+            found.append(f"sqlite {pragma}: {'; '.join(pages[: common.SAMPLE])}")
         broken_links = self._select("PRAGMA foreign_key_check")[: common.SAMPLE]
         if broken_links:
             found.append(f"foreign key broken: {broken_links}")
@@ -239,9 +264,24 @@ def _statements(sql: str) -> list[str]:
     return out
 
 
+def _unwritable(path: str) -> bool:
+    """True when ``path`` or its folder cannot be written (read-only media, immutable file).
+
+    SQLite needs both writable for a read-write open of a WAL store (it makes the
+    ``-wal`` and ``-shm`` files beside it).
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    return not (os.access(path, os.W_OK) and os.access(folder, os.W_OK))
+
+
 def _read_only_uri(path: str) -> str:
-    """The ``file:`` URI opening ``path`` read-only (never creating it)."""
-    return "file:" + quote(os.path.abspath(path)) + "?mode=ro"
+    """The ``file:`` URI opening ``path`` read-only (never creating it).
+
+    On read-only media nobody can be writing it, and SQLite could not make the
+    shared-memory file a WAL read needs: ``immutable=1`` reads it without one.
+    """
+    extra = "&immutable=1" if _unwritable(path) else ""
+    return "file:" + quote(os.path.abspath(path)) + "?mode=ro" + extra
 
 
 def _check_readable(target: str, path: str) -> None:
@@ -266,6 +306,7 @@ def _check_readable(target: str, path: str) -> None:
         raise InvalidInput("store", target, f"cannot read it as SQLite ({exc})") from None
     if not has_schema:
         raise InvalidInput("store", target, "is not a memcommit store (it has no schema)")
+    refuse_newer("sqlite", done, target)
     pending = [number for number, _, _ in migrations("sqlite") if number not in done]
     if pending:
         raise InvalidInput(
@@ -274,7 +315,7 @@ def _check_readable(target: str, path: str) -> None:
             f"needs migrations {pending} that a read-only open does not apply;"
             " open it once read-write (e.g. `memcommit log --store ...`) to upgrade it",
         )
-    if journal.lower() != "wal":
+    if journal.lower() != "wal" and not _unwritable(path):  # immutable reads report "delete"
         raise InvalidInput(
             "store", target, f"is in {journal} journal mode; memcommit stores use WAL"
         )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+
+from memcommit.errors import SchemaTooNew
 
 _ROOT = Path(__file__).parent
 
@@ -14,3 +17,15 @@ def migrations(backend: str) -> list[tuple[int, str, str]]:
         number, _, name = path.stem.partition("_")
         out.append((int(number), name, path.read_text(encoding="utf-8")))
     return out
+
+
+def refuse_newer(backend: str, applied: Iterable[int], store: str) -> None:
+    """Raise `SchemaTooNew` when ``applied`` holds a migration this code does not know.
+
+    Old code must not write into a store a newer memcommit has reshaped: it
+    would not know the new columns' rules.
+    """
+    newest = max(applied, default=0)
+    supported = max((number for number, _, _ in migrations(backend)), default=0)
+    if newest > supported:
+        raise SchemaTooNew(store, newest, supported)

@@ -1,0 +1,91 @@
+"""Purge really erases: no interface copies content into commit messages, and no file keeps it.
+
+Defect 3 of the reliability issue: the MCP tools copied 60 characters of content
+into commit messages, SQLite's ``-wal`` file kept old page images while a
+connection stayed open, and PostgreSQL kept old row versions until VACUUM.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+
+import pytest
+from faults_helpers import holding, postgres_files, sqlite_files
+
+import memcommit
+from memcommit.interfaces.agent import AgentMemory
+from memcommit.store.transfer import export_jsonl
+
+
+@pytest.fixture
+def secret() -> str:
+    return f"The vault code is {uuid.uuid4().hex} and nobody may keep it."
+
+
+def test_write_tools_never_copy_content_into_messages(make_store, secret):
+    agent = AgentMemory(make_store(), "acme")
+    agent.remember(secret)
+    agent.correct(f"Never say {secret}")
+    trace = agent.begin_task(f"Rotate {secret}")["trace_id"]
+    agent.add_step(trace, f"Rotated {secret}")
+    agent.finish_task(trace)
+    messages = [c["message"] for c in agent.log(limit=50)["commits"]]
+    assert len(messages) == 5
+    assert not [m for m in messages if "vault" in m or secret[:20] in m]
+
+
+@pytest.fixture
+def own_store(store_backend, tmp_path, request):
+    """(store, server URL or None) alone in its database.
+
+    PostgreSQL: a database of its own, since an open transaction of any session
+    in the same database (other tests on a shared server) keeps dead rows alive.
+    """
+    if store_backend == "sqlite":
+        with memcommit.open(tmp_path / "erasure.db") as store:
+            yield store, None
+        return
+    import psycopg
+
+    server = request.getfixturevalue("postgres_server")
+    name = f"erasure_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = server.rsplit("/", 1)[0] + "/" + name
+    try:
+        with memcommit.open(url) as store:
+            yield store, url
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_purge_leaves_the_text_in_no_file_while_the_store_stays_open(own_store, secret):
+    store, url = own_store
+    agent = AgentMemory(store, "acme")
+    memory_id = agent.remember(secret)["id"]
+    with store.commit(message="other work", author="t") as tx:
+        tx.add("A neighbour row that stays.", tenant="acme")
+    agent.forget(memory_id, mode="purge", confirm=memory_id)  # scrubs after its commit
+
+    assert store.scrub() is True  # nothing held the old rows back
+    if url is None:
+        files = sqlite_files(store)
+    else:
+        files = postgres_files(store, url, ("versions", "commits"))
+    assert files
+    assert holding(files, secret[18:50]) == []
+    out = io.StringIO()
+    export_jsonl(store, out)
+    assert secret[18:50] not in out.getvalue()
+    assert store.check().ok
+
+
+def test_scrub_is_refused_inside_a_commit(make_store):
+    from memcommit.errors import InvalidInput
+
+    store = make_store()
+    with pytest.raises(InvalidInput, match="scrub"), store.commit(message="m", author="t"):
+        store.scrub()
+    assert store.scrub() is True

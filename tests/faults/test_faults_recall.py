@@ -1,0 +1,44 @@
+"""Recall never packs a compacted task next to its summary (defect 8)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from memcommit import Compactor, Words
+from memcommit.compaction import outline
+from poolsplit import Pool
+
+
+def test_a_compacted_task_loads_once_as_its_summary(make_store, now):
+    agent = make_store().tenant("acme")
+    with agent.commit(message="learn", author="agent", now=now) as tx:
+        tx.add("Never rerun a flaky test blindly: read its logs first.",
+               kind="correction", always=True)  # fmt: skip
+    with agent.commit(message="task", author="agent", now=now) as tx:
+        task = tx.begin_trace("Fix the flaky checkout test")
+        tx.step(task, "test_refund_timeout failed once in five runs", kind="event")
+        tx.finish(task, status="finished")
+    Compactor(agent).compact(now=now + timedelta(minutes=1))
+
+    ctx = agent.recall(
+        "why did the checkout test fail",
+        budget=Words(200),
+        pools=[Pool("corrections", 0, 0, ("correction",)), Pool("knowledge", 200, 5)],
+        now=now + timedelta(minutes=2),
+    )
+    assert ctx.render().count("Fix the flaky checkout test") == 1
+    assert [m.kind for m in ctx.selected if m.kind != "correction"] == ["summary"]
+    assert agent.trace(task).root.tier == "archive"
+
+
+def test_the_outline_counts_one_step_in_the_singular(make_store, now):
+    agent = make_store().tenant("acme")
+    with agent.commit(message="task", author="agent", now=now) as tx:
+        task = tx.begin_trace("Rotate the staging keys")
+        tx.step(task, "rotated them", kind="event")
+        tx.finish(task, status="finished")
+    result = Compactor(agent).compact(now=now + timedelta(minutes=1))
+    summary = result.summaries[0]
+    assert "finished after 1 step" in summary.content
+    assert "1 steps" not in summary.content
+    assert outline(agent.trace(task))["steps"] == 1

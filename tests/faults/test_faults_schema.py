@@ -1,0 +1,51 @@
+"""A store written by a newer memcommit is refused on open, naming both versions (defect 4)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+import memcommit
+from memcommit.errors import SchemaTooNew
+from memcommit.store.backends.migrations import migrations
+
+
+def _supported(backend: str) -> int:
+    return max(number for number, _, _ in migrations(backend))
+
+
+def _mark_future(where: str, store_backend: str, request) -> None:
+    if store_backend == "sqlite":
+        with sqlite3.connect(where) as conn:
+            conn.execute("INSERT INTO schema_migrations VALUES (9999, 'future', '2030-01-01')")
+        return
+    import psycopg
+
+    url = request.getfixturevalue("postgres_server")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'INSERT INTO "{where}".schema_migrations VALUES (9999, %s)', ("future",))
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_newer_schema_is_refused_on_open(make_store, store_backend, request, read_only, now):
+    store = make_store("future")
+    with store.commit(message="m", author="t", now=now) as tx:
+        tx.add("written by today's code", tenant="acme")
+    backend = store.backend
+    where = backend.target if store_backend == "sqlite" else backend.schema
+    store.close()
+    _mark_future(where, store_backend, request)
+
+    with pytest.raises(SchemaTooNew) as caught:
+        make_store("future", **({"read_only": True} if read_only else {}))
+    error = caught.value
+    assert (error.found, error.supported) == (
+        9999,
+        _supported("sqlite" if store_backend == "sqlite" else "postgres"),
+    )
+    assert "9999" in str(error) and str(error.supported) in str(error)
+
+
+def test_the_error_is_part_of_the_tree():
+    assert issubclass(SchemaTooNew, memcommit.errors.MemcommitError)

@@ -1,0 +1,118 @@
+"""Export/import is a verified format: cut, edited or reordered files are refused (defect 2)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import pytest
+
+from memcommit.errors import InvalidInput
+from memcommit.store import transfer
+from memcommit.store.transfer import export_file, export_jsonl, import_jsonl
+
+
+@pytest.fixture
+def exported(make_store, now) -> list[str]:
+    """The lines of an export of a small store with history, a trace and a purge."""
+    store = make_store("source")
+    with store.commit(message="learn", author="t", now=now) as tx:
+        fact = tx.add("Deploys happen on weekdays.", tenant="acme", key="deploy")
+        tx.add("Staging is orders-stage.", tenant="acme", metadata={"n": [1, {"x": "é"}]})
+    with store.commit(message="change", author="t", now=now) as tx:
+        tx.update(fact.id, content="Deploys happen on Tuesdays.")
+        trace = tx.begin_trace("Fix the build", tenant="acme")
+        tx.step(trace, "found it")
+        tx.finish(trace)
+    out = io.StringIO()
+    export_jsonl(store, out)
+    return out.getvalue().splitlines(keepends=True)
+
+
+def _import(make_store, lines: list[str], name: str = "target"):
+    store = make_store(name)
+    return store, import_jsonl(store, io.StringIO("".join(lines)))
+
+
+def test_the_export_ends_with_a_trailer_that_lists_it(exported):
+    trailer = json.loads(exported[-1])
+    assert trailer["type"] == "trailer"
+    assert trailer["lines"] == len(exported) - 1
+    assert trailer["counts"]["commit"] == 2
+
+
+def test_a_whole_export_imports(make_store, exported):
+    store, summary = _import(make_store, exported)
+    assert summary.commits == 2
+    assert store.check().ok
+
+
+def _refused(make_store, lines) -> InvalidInput:
+    store = make_store("target")
+    with pytest.raises(InvalidInput) as caught:
+        import_jsonl(store, io.StringIO("".join(lines)))
+    assert store.log() == [] and store.find() == []
+    return caught.value
+
+
+def test_a_cut_file_is_refused_naming_the_line(make_store, exported):
+    error = _refused(make_store, exported[:-1])  # head -n -1
+    assert error.field == f"line {len(exported)}"
+    assert "cut" in error.reason
+
+
+def test_a_file_cut_mid_line_is_refused(make_store, exported):
+    text = "".join(exported)
+    error = _refused(make_store, [text[: len(text) // 2]])
+    assert error.field.startswith("line ")
+
+
+def test_an_edited_line_is_refused_naming_the_trailer(make_store, exported):
+    edited = [line.replace("Tuesdays", "Fridays") for line in exported]
+    assert edited != exported
+    error = _refused(make_store, edited)
+    assert error.field == f"line {len(exported)}: sha256"
+
+
+def test_reordered_lines_are_refused(make_store, exported):
+    usage_free = list(exported)
+    last_two = usage_free[-3:-1]
+    usage_free[-3:-1] = reversed(last_two)
+    assert usage_free != exported
+    error = _refused(make_store, usage_free)
+    assert error.field.startswith("line ")
+
+
+def test_lines_after_the_trailer_are_refused(make_store, exported):
+    error = _refused(make_store, [*exported, exported[1]])
+    assert error.field == f"line {len(exported) + 1}"
+
+
+def test_an_export_that_fails_leaves_no_partial_file(make_store, tmp_path, monkeypatch, now):
+    store = make_store("source")
+    with store.commit(message="m", author="t", now=now) as tx:
+        for n in range(3):
+            tx.add(f"memory {n}", tenant="acme")
+    target = tmp_path / "backup.jsonl"
+    target.write_text("the previous backup\n")
+
+    def broken(backend):
+        yield {"type": "header", "format": transfer.FORMAT, "version": transfer.VERSION,
+               "commits": 1}  # fmt: skip
+        raise OSError("disk full")
+
+    monkeypatch.setattr(transfer, "records", broken)
+    with pytest.raises(OSError, match="disk full"):
+        export_file(store, target)
+    assert target.read_text() == "the previous backup\n"
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        p for p in os.listdir(tmp_path) if not p.startswith(".memcommit-export-")
+    )
+    monkeypatch.undo()
+    summary = export_file(store, target)
+    assert summary.versions == 3
+    restored = make_store("restored")
+    with target.open(encoding="utf-8") as source:
+        import_jsonl(restored, source)
+    assert len(restored.find(tenant="acme")) == 3
