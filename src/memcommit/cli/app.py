@@ -14,18 +14,91 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
+from memcommit.cli.lazy import Entry, LazyGroup
 from memcommit.errors import InvalidInput, MemcommitError
 
-console = Console()
+if TYPE_CHECKING:
+    from rich.console import Console
+
 DEFAULT_STORE = "memcommit.db"
 
+_STORE = "memcommit.cli.store_cmds"
+_COMPACT = "memcommit.cli.compact_cmds"
+_TRANSFER = "memcommit.cli.transfer_cmds"
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: Every command: the module that registers it, imported when the command runs, and the
+#: first paragraph of its help, which ``memcommit --help`` shows without that import.
+COMMANDS = {
+    "add": Entry(_STORE, "Add one memory in a commit of its own (Transaction.add)."),
+    "check": Entry(
+        _STORE, "Verify the store's invariants (Store.check); exit code 1 if any is broken."
+    ),
+    "compact": Entry(
+        _COMPACT, "Compact finished traces into long-term summaries (Compactor.compact)."
+    ),
+    "demo": Entry(
+        "memcommit.cli.demo",
+        "Show on an agent's memory what memcommit fixes, with fixed data and time.",
+    ),
+    "diff": Entry(
+        _STORE, "List the changes after commit A up to commit B (Store.diff); seqs, ids or times."
+    ),
+    "export": Entry(
+        _TRANSFER, "Write the whole store, with its full history, to OUTPUT as JSON Lines."
+    ),
+    "find": Entry(
+        _STORE, "List memories matching filters (Store.find); live ones only unless --all."
+    ),
+    "get": Entry(_STORE, "Show one memory (Store.get), optionally as it was at an earlier commit."),
+    "history": Entry(_STORE, "Show every version of one memory, oldest first (Store.history)."),
+    "import": Entry(
+        _TRANSFER, 'Rebuild a store from a JSON Lines export (INPUT, or "-" for stdin).'
+    ),
+    "init": Entry(_STORE, "Create a store (or bring an existing one's schema up to date)."),
+    "log": Entry(_STORE, "List commits, newest first (Store.log)."),
+    "mcp": Entry(
+        "memcommit.cli.mcp_cmds",
+        "Serve the store to agents as an MCP server (stdio, or HTTP on loopback).",
+    ),
+    "merge": Entry(
+        _COMPACT,
+        "Fold summaries of the same task into one evolving summary (Compactor.merge).",
+    ),
+    "migrate": Entry(
+        "memcommit.cli.migrate_cmds",
+        "Copy the store SRC into the new, empty store DST, with its full history.",
+    ),
+    "recall": Entry(
+        "memcommit.cli.recall_cmds", "Pack a bounded context for QUERY from one tenant's memories."
+    ),
+    "show": Entry(_STORE, "Show one commit and its changes (Store.show), by seq or id."),
+    "tiers": Entry(
+        "memcommit.cli.tiers_cmds",
+        "Working memory: what is in short-term, hits and misses, maintenance, simulation.",
+    ),
+    "workbench": Entry(
+        "memcommit.cli.workbench_cmds",
+        "Open the retrieval workbench: every record recall() selected or left out, and why.",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``console``: the rich console for stdout, made (importing rich) when first used."""
+    if name != "console":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from rich.console import Console
+
+    made: Console = Console()
+    globals()["console"] = made
+    return made
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
 @click.version_option(package_name="memcommit")
 @click.pass_context
