@@ -95,7 +95,7 @@ class Scorer(Protocol):
 class TokenCounter(Protocol):
     """Cost of a text against a pool's ``max_tokens``."""
 
-    def __call__(self, text: str) -> Any: ...
+    def __call__(self, text: str, /) -> Any: ...
 
 
 class ActiveTest(Protocol):
@@ -107,7 +107,7 @@ class ActiveTest(Protocol):
 class DecisionListener(Protocol):
     """Told of every :class:`Decision` a pool makes (see ``on_decision``)."""
 
-    def __call__(self, decision: "Decision") -> None: ...
+    def __call__(self, decision: "Decision", /) -> None: ...
 
 
 class Decision(NamedTuple):

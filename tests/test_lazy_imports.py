@@ -52,7 +52,10 @@ def test_every_public_name_resolves_to_its_layers_object():
         import importlib, json
         import memcommit
 
-        names = sorted(set(memcommit.__all__) - set(dir(memcommit)))
+        layers = ["compaction", "errors", "model", "store", "tiers"]
+        names = sorted({*memcommit.__all__, *layers} - set(dir(memcommit)))
+        assert memcommit.tiers.LRU is memcommit.LRU
+        assert memcommit.compaction.Compactor is memcommit.Compactor
         star = {}
         exec("from memcommit import *", star)
         layers = [

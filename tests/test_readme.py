@@ -37,3 +37,10 @@ def test_every_python_example_in_the_readme_runs(tmp_path, monkeypatch):
     assert len(examples) >= 2
     for source in examples:
         exec(compile(source, "README.md", "exec"), {"__name__": "readme_example"})
+
+
+def test_ci_runs_the_slow_tests_after_the_readme_test_command():
+    _, tests = quick_start_commands()
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    slow = [i for i, line in enumerate(lines) if "pytest" in line and "-m slow" in line]
+    assert slow and slow[0] > lines.index(tests)

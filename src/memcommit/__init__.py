@@ -26,7 +26,7 @@ from typing import Any
 
 from memcommit import errors
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
-from memcommit.store import Store, TenantView, open
+from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
 
 __version__ = "0.1.0"
@@ -71,18 +71,23 @@ _LAZY = {
 }
 
 
+#: Layers reached as attributes (``memcommit.tiers.LRU``), imported when first reached.
+_LAYERS = ("compaction", "tiers")
+
+
 def __getattr__(name: str) -> Any:
     """Load a public name's layer the first time the name is asked for, and keep the value."""
+    if name in _LAYERS:
+        return importlib.import_module(f"{__name__}.{name}")
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(_LAZY[name])
-    value = getattr(module, name)
+    value = getattr(importlib.import_module(_LAZY[name]), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, *_LAYERS})
 
 
 class _Package(types.ModuleType):
@@ -140,6 +145,7 @@ __all__ = [
     "OlderThan",
     "Scored",
     "Store",
+    "StoreLike",
     "TenantView",
     "TieredMemory",
     "Tokens",
@@ -147,6 +153,7 @@ __all__ = [
     "TwoQueue",
     "UnderPressure",
     "Usage",
+    "ViewLike",
     "Words",
     "__version__",
     "errors",

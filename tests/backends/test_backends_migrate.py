@@ -30,7 +30,7 @@ def raw(store):
         },
         "traces": [asdict(t) for t in store.traces()],
         "usage": store.usage(),
-        "state": store._backend.state_items(),
+        "state": store.backend.state_items(),
     }
 
 

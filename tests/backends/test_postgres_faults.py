@@ -189,7 +189,7 @@ def test_writer_waits_at_most_lock_timeout(pg_url, admin):
     """A writer stuck behind another one for too long gets a clear error; nothing lands."""
     with memcommit.open(pg_url(), lock_timeout=0.2) as store:
         with admin.transaction():  # another writer holding the store's lock
-            admin.execute(store._backend._lock_sql)
+            admin.execute(store.backend._lock_sql)
             with pytest.raises(BackendError, match=r"lock_timeout=0\.2s"), store.commit() as tx:
                 tx.add("waited too long")
         assert store.find() == [] and store.head is None

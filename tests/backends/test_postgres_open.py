@@ -33,7 +33,7 @@ def test_open_creates_the_schema_and_migrates_once(pg_url, admin):
         "schema_migrations", "commits", "versions", "traces", "usage", "state",
     }  # fmt: skip
     with memcommit.open(url) as again:  # second open: nothing to apply, nothing lost
-        assert again._backend.applied_migrations() == [n for n, _, _ in migrations("postgres")]
+        assert again.backend.applied_migrations() == [n for n, _, _ in migrations("postgres")]
         assert [m.content for m in again.find()] == ["kept across opens"]
         assert again.check().ok
     count = admin.execute(f'SELECT count(*) FROM "{schema_of(url)}".schema_migrations')

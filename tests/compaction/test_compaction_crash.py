@@ -44,7 +44,7 @@ CHILD = textwrap.dedent(
         if where == "sql" and done == total:
             # Fault injection in the database itself: die after `at` ticks of SQLite's
             # VM while the store writes and commits the batch.
-            store._backend._conn.set_progress_handler(tick, 50)
+            store.backend._conn.set_progress_handler(tick, 50)
 
     if where == "landed":
         store.on_commit(kill)

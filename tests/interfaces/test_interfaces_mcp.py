@@ -21,6 +21,7 @@ from interfaces_mcp_client import (
     run_async,
     stdio_params,
 )
+from mcp.shared.exceptions import MCPError
 
 import memcommit
 from memcommit.interfaces.agent import TOOLS
@@ -231,7 +232,7 @@ def test_a_server_never_shows_another_tenants_memories(store):
             await fail(client, "add_step", trace_id=trace, content="x"),
             await fail(client, "finish_task", trace_id=trace),
         ]
-        with pytest.raises(Exception) as caught:
+        with pytest.raises(MCPError) as caught:
             await client.read_resource(f"memcommit://memory/{secret.id}")
         errors.append(str(caught.value))
         return mine, sneaky, seen, errors

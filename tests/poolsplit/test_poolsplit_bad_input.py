@@ -97,9 +97,11 @@ def test_odd_ids_and_created_values_of_one_kind_still_sort_natively():
     assert [e["id"] for e in retrieve(entries, Pool("p", 10, 10), now=NOW)] == [1, 2, 3]
 
 
-@pytest.mark.parametrize("value", ["high", None, [5]])
-def test_a_base_priority_that_is_not_a_number_names_the_field(value):
-    with pytest.raises((TypeError, ValueError), match="base_priority"):
+@pytest.mark.parametrize(
+    ("value", "error"), [("high", ValueError), (None, TypeError), ([5], TypeError)]
+)
+def test_a_base_priority_that_is_not_a_number_names_the_field(value, error):
+    with pytest.raises(error, match="base_priority"):
         retrieve([{"id": "m1", "base_priority": value}], Pool("p", 10, 10), now=NOW)
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
+from memcommit.errors import Conflict, InvalidInput, NotFound, Purged, StoreClosed
 from memcommit.store import Store
 
 
@@ -176,10 +176,10 @@ def test_bulk_moves_refuse_what_single_moves_refuse(store):
 
 
 def test_store_backend_is_the_documented_escape_hatch(store):
-    assert store.backend is store._backend
+    assert store.backend is store._core.backend
     assert not hasattr(store.tenant("x"), "backend")
     store.close()
-    with pytest.raises(Exception, match="closed"):
+    with pytest.raises(StoreClosed, match="closed"):
         store.backend  # noqa: B018
     assert isinstance(store, Store)
 

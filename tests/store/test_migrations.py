@@ -14,7 +14,7 @@ def test_opening_twice_applies_nothing_new(tmp_path):
         m = tx.add("survives reopening")
     schema_before = sqlite3.connect(path).execute("SELECT sql FROM sqlite_master").fetchall()
     with memcommit.open(path) as again:
-        assert again._backend.applied_migrations() == [n for n, _, _ in migrations("sqlite")]
+        assert again.backend.applied_migrations() == [n for n, _, _ in migrations("sqlite")]
         assert again.get(m.id).content == "survives reopening"
         assert again.check().ok
     schema_after = sqlite3.connect(path).execute("SELECT sql FROM sqlite_master").fetchall()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -335,7 +336,7 @@ class Exploding(LRU):
 def test_a_failed_touch_moves_nothing_and_counts_nothing(store):
     resident = add(store, 2)
     (archived,) = add(store, 1, tier="archive")
-    Exploding.armed = True  # once per test (each backend): every copy shares the flag
+    Exploding.armed = True  # once per test (each backend)
     tm = TieredMemory(store, capacity=2, eviction=Exploding())
     tm.touch(resident, now=NOW)
     head, stats = store.head, tm.stats.to_json()
@@ -348,12 +349,43 @@ def test_a_failed_touch_moves_nothing_and_counts_nothing(store):
     assert len(tm.working()) == 2
 
 
-def test_consolidation_summarizes_like_the_compactor(store):
-    def terse(trace):
-        return {"task": trace.root.content}
+def one_finished_trace(store):
+    with store.commit(message="work", now=NOW) as tx:
+        trace = tx.begin_trace("Fix the flaky checkout test")
+        tx.step(trace, "reran the suite: checkout fails one run in five")
+        tx.step(trace, "pinned the clock in the fixture")
+        tx.finish(trace)
+    return trace
 
-    assert TieredMemory(store, compactor=Compactor(store, summarizer=terse)).summarizer is terse
-    assert TieredMemory(store, summarizer=terse).summarizer is terse
+
+def terse(trace):
+    return {"task": trace.root.content, "outcome": trace.status}
+
+
+@pytest.mark.parametrize("summarizer", [None, terse], ids=["outline", "terse"])
+def test_consolidation_and_compaction_store_the_same_readable_summary(open_store, summarizer):
+    mid, compacted = open_store("mid.db", clock=Clock()), open_store("compacted.db", clock=Clock())
+    one_finished_trace(mid)
+    one_finished_trace(compacted)
+    extra = {} if summarizer is None else {"summarizer": summarizer}
+    tm = TieredMemory(mid, capacity=1, mid_capacity=1, auto=False, **extra)
+    assert len(tm.maintain(now=NOW).consolidated) == 1
+    Compactor(compacted, **extra).compact(now=NOW)
+    (consolidated,) = mid.find(kinds=["summary"])
+    (summary,) = compacted.find(kinds=["summary"])
+    assert consolidated.content == summary.content
+    assert consolidated.content.splitlines()[0] == "Fix the flaky checkout test"
+    with pytest.raises(ValueError):
+        json.loads(consolidated.content)  # readable text, not the summarizer's JSON
+    if summarizer is None:
+        assert "- pinned the clock in the fixture" in consolidated.content.splitlines()
+        assert consolidated.metadata["summary"]["steps"] == 2
+    else:
+        assert consolidated.content == "Fix the flaky checkout test\noutcome: finished"
+    ids = {"ids"}  # the two stores made their own ids; everything else is the same
+    assert {k: v for k, v in consolidated.metadata["summary"].items() if k not in ids} == {
+        k: v for k, v in summary.metadata["summary"].items() if k not in ids
+    }
 
 
 @settings(

@@ -11,20 +11,21 @@ its trace untouched and is reported, while the other traces still compact.
 from __future__ import annotations
 
 import functools
-import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from memcommit.commit_time import commit_at_or_after
 from memcommit.compaction import gcpause
 from memcommit.compaction.fold import fold
 from memcommit.compaction.outline import outline, task_text
 from memcommit.compaction.policies import DONE, FinishedTraces, Partition, Policy
-from memcommit.compaction.summary import MAX_BYTES, render, to_json
+from memcommit.compaction.summary import MAX_BYTES, UnusableSummary, summarize, summarizer_name
 from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
 from memcommit.model import Commit, Memory, Trace
+from memcommit.store import Transaction, ViewLike
 
 #: Metadata key on a compacted trace's root: the id of the summary made from it.
 COMPACTED_INTO = "compacted_into"
@@ -117,21 +118,6 @@ class _Held(Mapping):
         return len(self._data())
 
 
-def _summarizer_name(summarizer: Callable) -> str:
-    """A readable name for provenance: the function's or the class's name."""
-    while isinstance(summarizer, functools.partial):
-        summarizer = summarizer.func
-    return getattr(summarizer, "__name__", None) or type(summarizer).__name__
-
-
-class _Unusable(Exception):
-    """A summarizer or merger failed, or gave a summary the store could not keep."""
-
-
-def _describe(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
 class Compactor:
     """Turns the traces ``policy`` selects into long-term summaries made by ``summarizer``.
 
@@ -142,7 +128,7 @@ class Compactor:
 
     def __init__(
         self,
-        store: Any,
+        store: ViewLike,
         policy: Policy | None = None,
         summarizer: Summarizer = outline,
         *,
@@ -218,45 +204,25 @@ class Compactor:
 
     # -- summarizing ------------------------------------------------------
 
-    def _checked(self, data: Any) -> tuple[str, Any]:
-        """Rendered content and normalized data; InvalidInput if the store could not keep them."""
-        data = json.loads(to_json(data, self.max_bytes))
-        content = render(data)
-        if not content.strip():
-            raise InvalidInput("summary", data, "renders to no text, so recall could not find it")
-        if "\x00" in content:
-            raise InvalidInput("summary", content, "renders with a NUL character")
-        size = len(content.encode("utf-8"))
-        limit = min(self.max_bytes, getattr(self.store, "max_content_bytes", self.max_bytes))
-        if size > limit:
-            raise InvalidInput("summary", f"{size} bytes", f"renders larger than {limit} bytes")
-        return content, data
-
     def _usable(self, make: Callable[[], Any]) -> tuple[str, Any]:
-        """Call a plug-in and check its output; any failure becomes _Unusable with the reason."""
-        try:
-            data = make()
-        except Exception as exc:  # a plug-in may fail any way; its input is just left as is
-            raise _Unusable(f"{_summarizer_name(make)} raised {_describe(exc)}") from exc
-        try:
-            return self._checked(data)
-        except Exception as exc:  # odd objects can fail while being checked, too
-            raise _Unusable(f"unusable summary: {exc}") from exc
+        """Call a plug-in through the one summary path: (content, data), or UnusableSummary."""
+        limit = getattr(self.store, "max_content_bytes", None)
+        return summarize(make, max_bytes=self.max_bytes, content_bytes=limit)
 
     def _plan(self, trace: Trace) -> _Plan:
-        """Summarize one trace; raises _Unusable when the summary cannot be kept."""
+        """Summarize one trace; raises UnusableSummary when the summary cannot be kept."""
         content, data = self._usable(functools.partial(self.summarizer, trace))
         try:
             key = self.key(trace)
         except Exception as exc:  # the key function is a plug-in too
-            raise _Unusable(f"key raised {_describe(exc)}") from exc
+            raise UnusableSummary(f"key raised {type(exc).__name__}: {exc}") from exc
         if key is not None and (not isinstance(key, str) or not key.strip() or "\x00" in key):
-            raise _Unusable(f"key returned {key!r}; it must be None or a non-empty string")
+            raise UnusableSummary(f"key returned {key!r}; it must be None or a non-empty string")
         built_from = [trace.root, *trace.steps]
         metadata = {
             "task": task_text(trace.root),
             "summary": data,
-            "summarizer": _summarizer_name(self.summarizer),
+            "summarizer": summarizer_name(self.summarizer),
             "provenance": {
                 "trace_id": trace.id,
                 "trace_ids": [trace.id],
@@ -268,7 +234,7 @@ class Compactor:
 
     # -- writing ----------------------------------------------------------
 
-    def _write(self, tx: Any, plan: _Plan) -> tuple[Memory, list[str]]:
+    def _write(self, tx: Transaction, plan: _Plan) -> tuple[Memory, list[str]]:
         """Inside ``tx``: the summary, the steps to the archive, the root marked."""
         trace, root = plan.trace, plan.trace.root
         members = [root, *trace.steps]
@@ -307,7 +273,7 @@ class Compactor:
         summaries: list[Memory] = []
         moved: list[str] = []
         message = f"compact {len(plans)} trace{'s' if len(plans) != 1 else ''}"
-        with self.store.commit(message=message, author=self.author, now=now) as tx:
+        with commit_at_or_after(self.store, message=message, author=self.author, now=now) as tx:
             # one read checks that every memory read for the plans is still current
             tx.read([m for plan in plans for m in (plan.trace.root, *plan.trace.steps)])
             for i, plan in enumerate(plans, 1):
@@ -369,7 +335,7 @@ class Compactor:
         for trace in traces:
             try:
                 plans.append(self._plan(trace))
-            except _Unusable as exc:
+            except UnusableSummary as exc:
                 errors.append(TraceError(trace.id, trace.tenant, str(exc)))
         return plans
 
@@ -428,7 +394,7 @@ class Compactor:
             "metadata": {
                 "task": task,
                 "summary": data,
-                "summarizer": _summarizer_name(self.merger),
+                "summarizer": summarizer_name(self.merger),
                 "provenance": {
                     "trace_ids": list(dict.fromkeys(trace_ids)),
                     "built_from": [m.id for m in members],
@@ -464,7 +430,7 @@ class Compactor:
             datas = [m.metadata.get("summary", m.content) for m in members]
             try:
                 content, data = self._usable(functools.partial(self.merger, task_of, datas))
-            except _Unusable as exc:
+            except UnusableSummary as exc:
                 errors.append(TraceError(str(label), group_tenant, str(exc)))
                 continue
             fields = self._merged_fields(members, task_of, data)
@@ -473,7 +439,7 @@ class Compactor:
             return MergeResult(errors=tuple(errors))
         made, superseded = [], []
         message = f"merge the summaries of {len(planned)} task{'s' if len(planned) != 1 else ''}"
-        with self.store.commit(message=message, author=self.author, now=now) as tx:
+        with commit_at_or_after(self.store, message=message, author=self.author, now=now) as tx:
             for members, content, fields in planned:
                 merged = tx.add(content, kind="summary", tier="long", **fields)
                 for member in members:

@@ -1,16 +1,19 @@
 """What a summarizer returned: checked as JSON, bounded in size, rendered as text.
 
-A summary memory keeps the summarizer's data as JSON in its metadata and a
-readable rendering as its content: recall ranks on ``content``, so the words of
-the task and of the key lines must be there, and opaque ids must not be (they
-would only dilute the lexical match).
+``summarize`` is the one path from a plug-in's output to a summary memory, for
+compaction, merging and mid-term consolidation alike. A summary memory keeps the
+summarizer's data as JSON in its metadata and a readable rendering as its
+content: recall ranks on ``content``, so the words of the task and of the key
+lines must be there, and opaque ids must not be (they would only dilute the
+lexical match).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from memcommit.errors import InvalidInput
@@ -144,3 +147,59 @@ def render(data: Any) -> str:
     lines = [str(data["task"])] if data.get("task") else []
     _render_into(lines, data, "")
     return "\n".join(lines)
+
+
+class UnusableSummary(Exception):
+    """A summarizer (or merger) raised, or gave a summary that cannot be stored."""
+
+
+def summarizer_name(summarizer: Callable[..., Any]) -> str:
+    """A readable name for a plug-in: the function's or the class's (through partials)."""
+    while isinstance(summarizer, functools.partial):
+        summarizer = summarizer.func
+    return getattr(summarizer, "__name__", None) or type(summarizer).__name__
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _checked(
+    data: Any, *, max_bytes: int = MAX_BYTES, content_bytes: int | None = None
+) -> tuple[str, Any]:
+    """``data`` as (readable content, normalized JSON data); InvalidInput if it cannot be kept.
+
+    The content is what recall ranks on, so it must say something, hold no NUL,
+    and fit both ``max_bytes`` and the store's own bound on content.
+    """
+    data = json.loads(to_json(data, max_bytes))
+    content = render(data)
+    if not content.strip():
+        raise InvalidInput("summary", data, "renders to no text, so recall could not find it")
+    if "\x00" in content:
+        raise InvalidInput("summary", content, "renders with a NUL character")
+    size = len(content.encode("utf-8"))
+    limit = max_bytes if content_bytes is None else min(max_bytes, content_bytes)
+    if size > limit:
+        raise InvalidInput("summary", f"{size} bytes", f"renders larger than {limit} bytes")
+    return content, data
+
+
+def summarize(
+    make: Callable[[], Any], *, max_bytes: int = MAX_BYTES, content_bytes: int | None = None
+) -> tuple[str, Any]:
+    """Call a summarizer (``make()``, say a partial over a trace) and keep what it gives.
+
+    The one path by which compaction, merging and mid-term consolidation turn a
+    plug-in's output into a summary memory: readable ``content`` and the JSON
+    ``data`` for metadata. Any failure, of the plug-in or of its output, becomes
+    UnusableSummary saying why, for the caller to report instead of raising.
+    """
+    try:
+        data = make()
+    except Exception as exc:  # a plug-in may fail any way; its input is just left as is
+        raise UnusableSummary(f"{summarizer_name(make)} raised {_describe(exc)}") from exc
+    try:
+        return _checked(data, max_bytes=max_bytes, content_bytes=content_bytes)
+    except Exception as exc:  # odd objects can fail while being checked, too
+        raise UnusableSummary(f"unusable summary: {exc}") from exc

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import KINDS, Commit, Memory
+from memcommit.store import StoreLike
 from memcommit.tiers.memory import TieredMemory
 
 Kind = Literal[KINDS]  # type: ignore[valid-type]
@@ -78,7 +79,7 @@ def _short(text: str, width: int = 60) -> str:
 class AgentMemory:
     """One tenant's memory, as the operations an agent can call."""
 
-    def __init__(self, store: Any, tenant: str, *, author: str = "mcp") -> None:
+    def __init__(self, store: StoreLike, tenant: str, *, author: str = "mcp") -> None:
         self.tenant = tenant
         self.author = author
         self.view = store.tenant(tenant)

@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 import memcommit
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
 from memcommit.interfaces.agent import TOOLS, AgentMemory
+from memcommit.store import StoreLike
 
 INSTRUCTIONS = """\
 This server is your long-term memory (memcommit). Before a task, call `recall` with
@@ -102,7 +103,7 @@ class MemoryServer(MCPServer):
         return await super().call_tool(name, arguments, context)
 
 
-def create_server(store: Any, tenant: str, *, author: str = "mcp") -> MemoryServer:
+def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> MemoryServer:
     """An MCP server over ``store`` that only ever sees ``tenant``."""
     memory = AgentMemory(store, tenant, author=author)
     server = MemoryServer(

@@ -89,7 +89,7 @@ class TiktokenCounter:
     """
 
     def __init__(
-        self, encoding: Any = "cl100k_base", *, cache_dir: str | os.PathLike | None = None
+        self, encoding: Any = "cl100k_base", *, cache_dir: str | os.PathLike[str] | None = None
     ):
         try:
             import tiktoken
@@ -113,7 +113,7 @@ class TiktokenCounter:
         return f"TiktokenCounter({self.encoding.name!r})"
 
 
-def _load(tiktoken: Any, name: str, cache_dir: str | os.PathLike | None) -> Any:
+def _load(tiktoken: Any, name: str, cache_dir: str | os.PathLike[str] | None) -> Any:
     """``tiktoken.get_encoding(name)``, reading files from ``cache_dir`` when given."""
     with _env_lock:  # tiktoken reads its cache directory from the environment only
         saved = os.environ.get("TIKTOKEN_CACHE_DIR")

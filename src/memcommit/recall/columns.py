@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class Column:
         self.data[self.size] = value
         self.size += 1
 
-    def extend(self, values: Sequence | np.ndarray) -> None:
+    def extend(self, values: Sequence[Any] | np.ndarray) -> None:
         """Add several values at the end."""
         count = len(values)
         self._reserve(count)

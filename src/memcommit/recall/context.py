@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memcommit.model import Memory
-
-if TYPE_CHECKING:
-    from memcommit.recall.explain import Explanation
+from memcommit.recall.explain import Explanation
+from memcommit.recall.row import Row
 
 STAGES = ("stored", "filters", "ranking", "packing")
 
@@ -36,47 +35,6 @@ REASONS = (
     "over_record_limit",
     "claimed_by_pool",
 )
-
-
-@dataclass(frozen=True)
-class Row:
-    """What recall did with one memory: the stage it reached and its outcome.
-
-    ``trail`` lists (pool, decision) for every pool that considered the memory,
-    in pool order; ``claimed_by_pool`` there means an earlier pool had already
-    selected it.
-    """
-
-    memory: Memory
-    stage: str
-    cosine: float | None
-    score: float | None
-    outcome: str  # "selected" | "excluded"
-    reason: str | None
-    pool: str | None
-    cost: int | None
-    trail: tuple[tuple[str, str], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (the memory as id, kind, scope and content)."""
-        m = self.memory
-        return {
-            "id": m.id,
-            "kind": m.kind,
-            "scope": m.scope,
-            "session": m.session,
-            "always": m.always,
-            "created_at": m.created_at.isoformat() if m.created_at else None,
-            "content": m.content,
-            "stage": self.stage,
-            "cosine": self.cosine,
-            "score": self.score,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "pool": self.pool,
-            "cost": self.cost,
-            "trail": [list(step) for step in self.trail],
-        }
 
 
 @dataclass

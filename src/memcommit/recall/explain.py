@@ -26,10 +26,10 @@ import numpy as np
 import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
-from memcommit.recall.context import Row
 from memcommit.recall.filters import FILTER_REASONS, PASSED, Scope, apply
 from memcommit.recall.index import Snapshot
 from memcommit.recall.pack import Packed, Packer, taken
+from memcommit.recall.row import Row
 
 #: Which rows a page lists.
 PAGES = ("all", "selected", "excluded")
@@ -251,14 +251,14 @@ class Explanation:
             return Row(memory, "packing", cosine, score, "excluded", reason, pool, cost, trail)
         found = self._decided[doc]
         decision = found.decision
-        outcome, reason = ("selected", None) if taken(decision) else ("excluded", decision.outcome)
+        outcome, verdict = ("selected", None) if taken(decision) else ("excluded", decision.outcome)
         return Row(
             memory,
             "packing",
             cosine,
             score,
             outcome,
-            reason,
+            verdict,
             decision.pool,
             int(decision.cost),
             tuple(found.trail),

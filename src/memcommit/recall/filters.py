@@ -19,7 +19,7 @@ import numpy as np
 
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, STORES, TIERS
-from memcommit.recall.columns import NO_START
+from memcommit.recall.columns import NO_START, Codes
 from memcommit.recall.index import Snapshot
 
 #: Filter reasons in the order filters apply; code i + 1 in the arrays below.
@@ -61,7 +61,9 @@ def parse_kinds(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(out))
 
 
-def _names(field: str, values: Iterable[str] | None, allowed: tuple[str, ...] | None = None):
+def _names(
+    field: str, values: Iterable[str] | None, allowed: tuple[str, ...] | None = None
+) -> tuple[str, ...] | None:
     if values is None:
         return None
     if isinstance(values, str):
@@ -136,7 +138,7 @@ class Scope:
         )
 
 
-def _codes(table, values: Iterable[str]) -> np.ndarray:
+def _codes(table: Codes, values: Iterable[str]) -> np.ndarray:
     found = [table.get(value) for value in values]
     return np.array([code for code in found if code is not None], dtype=np.int64)
 

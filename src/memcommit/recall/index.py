@@ -138,7 +138,7 @@ class TenantIndex:
         self.main_ptr = np.zeros(1, dtype=np.int64)
         self.main_docs = np.zeros(0, dtype=np.int32)
         self.main_tf = np.zeros(0, dtype=np.uint16)
-        self.delta: dict[int, tuple[array, array]] = {}
+        self.delta: dict[int, tuple[array[int], array[int]]] = {}
         self.delta_size = 0
         self.dead = 0
         self._norms = np.zeros(0)  # NaN where not computed under the current statistics
@@ -411,7 +411,8 @@ class TenantIndex:
                 self._idf = self.idf_table()
             norms = self._norms
             if self._norms_complete:
-                return norms[docs]
+                known: np.ndarray = norms[docs]
+                return known
             missing = docs[np.isnan(norms[docs])]
             if len(missing):
                 work = int(self._spans(missing)[1].sum())
@@ -421,7 +422,8 @@ class TenantIndex:
                     self._norms_complete = True
                 else:
                     norms[missing] = self._norm_sums(missing)
-            return norms[docs]
+            found: np.ndarray = norms[docs]
+            return found
 
     def _spans(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each document's terms start in the forward arrays, and how many it has."""
@@ -474,7 +476,7 @@ class TenantIndex:
         total += sum(
             d.buffer_info()[1] * 4 + t.buffer_info()[1] * 2 for d, t in self.delta.values()
         )
-        return total + self.df.buffer_info()[1] * 4
+        return int(total + self.df.buffer_info()[1] * 4)
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,8 @@ def bm25(index: TenantIndex, terms: dict[str, int], k1: float, b: float) -> np.n
         parts = [p for p in parts if len(p[0])]
         if not parts:
             continue
+        unique: np.ndarray
+        tf: np.ndarray
         if len(parts) == 1:  # one stored variant: postings are already one per document
             unique, tf = parts[0][0], parts[0][1].astype(np.float64)
         else:
@@ -179,4 +181,5 @@ class MemoryScorer:
         w = query.recency_weight
         blended = scaled if w == 0.0 else (1.0 - w) * scaled + w * query.recencies(docs)
         blended[relevance <= 0.0] = np.nan
-        return blended
+        result: np.ndarray = blended
+        return result

@@ -79,7 +79,8 @@ def taken(decision: poolsplit.Decision) -> bool:
 
 def _stored_score(entry: dict[str, Any], context: Any, *, now: Any) -> float:
     """The score recall already computed (poolsplit's scorer hook)."""
-    return entry["score"]
+    score: float = entry["score"]
+    return score
 
 
 def _active(entry: dict[str, Any]) -> bool:
@@ -104,7 +105,7 @@ class Packer:
         self.now = now
         self.load = load
 
-    def _entries(self, docs: Sequence[int], scores: Sequence[float | None]) -> list[dict]:
+    def _entries(self, docs: Sequence[int], scores: Sequence[float | None]) -> list[dict[str, Any]]:
         snap = self.snap
         doc_array = np.asarray(docs, dtype=np.int64)
         costs, exact = self.budget.costs(snap, doc_array)
@@ -195,7 +196,8 @@ class Packer:
         """What poolsplit charges for each document (the cost of rows it never saw)."""
         costs, exact = self.budget.costs(self.snap, np.asarray(docs, dtype=np.int64))
         if exact:
-            return costs.tolist()
+            charged: list[int] = costs.tolist()
+            return charged
         tokens = isinstance(self.budget, Tokens)
         return [
             m.token_count if tokens and m.token_count else self.budget.counter(m.content)

@@ -10,7 +10,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from memcommit.recall.rank import Query, cosines
 from memcommit.recall.scorers import BatchScorer, PoolsplitScore, Scorer, Tfidf
 from memcommit.recall.sources import Source, from_memories, from_store
 from memcommit.recall.text import term_counts
+from memcommit.store.protocols import CommitRef, ViewLike
 
 DEFAULT_POOL = "context"
 #: The pool that loads always-scope memories of kinds none of the caller's pools draws from.
@@ -42,7 +43,7 @@ def _scorers() -> dict[str, Callable[[], Any]]:
 
 
 def recall(
-    store_or_view: Any,
+    store_or_view: ViewLike | Sequence[Memory] | Source,
     query: str,
     *,
     tenant: str | None = None,
@@ -60,7 +61,7 @@ def recall(
     max_records: int | None = None,
     pools: Sequence[poolsplit.Pool] | None = None,
     scorer: str | Scorer | BatchScorer | None = None,
-    as_of: Any = None,
+    as_of: CommitRef | None = None,
     now: datetime | None = None,
     explain: bool = False,
 ) -> Context:
@@ -303,17 +304,20 @@ def _scorer(scorer: Any, weight: float) -> Scorer | BatchScorer:
     known = _scorers()
     if scorer is None:
         scorer = "memory"
+    chosen: Scorer | BatchScorer
     if isinstance(scorer, str):
         if scorer not in known:
             raise InvalidInput("scorer", scorer, "allowed: " + ", ".join(known) + ", or a callable")
-        scorer = known[scorer]()
-    elif not (callable(scorer) or isinstance(scorer, BatchScorer)):
+        chosen = known[scorer]()
+    elif callable(scorer) or isinstance(scorer, BatchScorer):
+        chosen = scorer
+    else:
         raise InvalidInput("scorer", scorer, "must be a scorer name or callable(memory, query)")
-    if isinstance(scorer, PoolsplitScore) and weight != 0.0:
+    if isinstance(chosen, PoolsplitScore) and weight != 0.0:
         raise InvalidInput(
             "recency_weight", weight, "poolsplit's scorer has its own recency; use 0 with it"
         )
-    return scorer
+    return chosen
 
 
 def _now(now: Any) -> datetime:
@@ -324,7 +328,7 @@ def _now(now: Any) -> datetime:
     return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
 
 
-def _tenant(source: Any, tenant: Any) -> str:
+def _tenant(source: object, tenant: Any) -> str:
     own = getattr(source, "name", None) if _is_view(source) else None
     if tenant is None:
         tenant = own
@@ -335,13 +339,15 @@ def _tenant(source: Any, tenant: Any) -> str:
     return tenant
 
 
-def _is_view(source: Any) -> bool:
+def _is_view(source: object) -> bool:
     from memcommit.store import TenantView
 
     return isinstance(source, TenantView)
 
 
-def _source(source: Any, tenant: str, as_of: Any) -> Source:
+def _source(
+    source: ViewLike | Sequence[Memory] | Source, tenant: str, as_of: CommitRef | None
+) -> Source:
     if isinstance(source, Source):  # a prebuilt index (benchmarks, custom backends)
         if source.index.tenant != tenant:
             raise InvalidInput("tenant", tenant, f"this index holds tenant {source.index.tenant!r}")
@@ -351,7 +357,7 @@ def _source(source: Any, tenant: str, as_of: Any) -> Source:
             raise InvalidInput("as_of", as_of, "needs a store; a list has no history")
         return from_memories(source, tenant)
     if callable(getattr(source, "on_commit", None)) and callable(getattr(source, "find", None)):
-        return from_store(source, tenant, as_of)
+        return from_store(cast(ViewLike, source), tenant, as_of)
     raise InvalidInput(
         "store_or_view", source, "must be a store, a tenant view or a list of Memory"
     )

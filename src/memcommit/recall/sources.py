@@ -20,6 +20,7 @@ from typing import Any
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import Commit, Memory
 from memcommit.recall.index import TenantIndex, Vocabulary
+from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.tenant import backing_store
 
 Loader = Callable[[Sequence[str]], list[Memory]]  # memories by id, in the order asked
@@ -58,7 +59,7 @@ CATCH_UP_LIMIT = 20_000
 class StoreIndex:
     """The live recall index of one store, updated by its commits; shared by its tenant views."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ViewLike) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
         self.vocabulary = Vocabulary()
         self.tenants: dict[str, TenantIndex] = {}
@@ -124,7 +125,7 @@ class StoreIndex:
                         index.remove(memory.id)
 
 
-def store_loader(store: Any, tenant: str) -> Loader:
+def store_loader(store: ViewLike, tenant: str) -> Loader:
     """Loads one tenant's memories by id from ``store`` in one read, in the order asked.
 
     The read names the ids only (so the backend looks them up by primary key)
@@ -143,11 +144,11 @@ def store_loader(store: Any, tenant: str) -> Loader:
     return load
 
 
-_live: weakref.WeakKeyDictionary[Any, StoreIndex] = weakref.WeakKeyDictionary()
+_live: weakref.WeakKeyDictionary[ViewLike, StoreIndex] = weakref.WeakKeyDictionary()
 _live_lock = threading.Lock()
 
 
-def store_index(store: Any) -> StoreIndex:
+def store_index(store: ViewLike) -> StoreIndex:
     """The live index of ``store``, created (and subscribed to its commits) on first use.
 
     A tenant view leads to its store (``backing_store``), so every view of one store,
@@ -162,7 +163,7 @@ def store_index(store: Any) -> StoreIndex:
         return found
 
 
-def from_store(store: Any, tenant: str, as_of: Any) -> Source:
+def from_store(store: ViewLike, tenant: str, as_of: CommitRef | None) -> Source:
     """The tenant's source in ``store``: the live index, or a throwaway one ``as_of``."""
     if as_of is None:
         return store_index(store).source(tenant)

@@ -37,7 +37,8 @@ def tf_weights(counts: np.ndarray) -> np.ndarray:
 
     A table lookup: a count always gets the same bits, wherever it sits in an array.
     """
-    return _TF_WEIGHTS[counts]
+    weights: np.ndarray = _TF_WEIGHTS[counts]
+    return weights
 
 
 def idfs(n_docs: int, df: np.ndarray) -> np.ndarray:
@@ -67,7 +68,8 @@ def cosine(query: Mapping[str, float], doc: Mapping[str, float]) -> float:
 
 def recency(age_seconds: float, half_life_seconds: float) -> float:
     """``2 ** (-age / half_life)``; a memory from the future counts as age 0."""
-    return 2.0 ** (-max(0.0, age_seconds) / half_life_seconds)
+    weight: float = 2.0 ** (-max(0.0, age_seconds) / half_life_seconds)
+    return weight
 
 
 def blend(cos: float, rec: float, weight: float) -> float:

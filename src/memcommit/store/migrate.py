@@ -116,9 +116,11 @@ def verify(source: Backend, target: Backend, *, progress: Progress | None = None
     ours = target.commits(newest_first=False)
     if len(theirs) != len(ours):
         raise Mismatch(f"commit count differs: source {len(theirs)}, copy {len(ours)}")
-    for a, b in zip(theirs, ours, strict=True):
-        if a != b:
-            raise Mismatch(f"commit {a[0].seq} differs: source id {a[0].id}, copy id {b[0].id}")
+    for mine, copied in zip(theirs, ours, strict=True):
+        if mine != copied:
+            raise Mismatch(
+                f"commit {mine[0].seq} differs: source id {mine[0].id}, copy id {copied[0].id}"
+            )
     ids = [m.id for m in source.memories(MemoryQuery())]
     present = target.memories(MemoryQuery())
     if len(ids) != len(present):

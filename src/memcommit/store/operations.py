@@ -11,16 +11,15 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import KINDS, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.store import validate as v
 from memcommit.store.backends.base import MemoryQuery, TraceRow
+from memcommit.store.core import Core, visible_commit
+from memcommit.store.protocols import CommitRef
 from memcommit.store.transaction import TRACE_ENDINGS, Transaction
-
-if TYPE_CHECKING:
-    from memcommit.store.store import Store
 
 TRACE_STATUSES = ("open", *TRACE_ENDINGS)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,30 +32,18 @@ def _reading(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(self: StoreApi, *args: Any, **kwargs: Any) -> Any:
-        store = self._store
-        with store._lock:
-            store._check_open()
+        core = self._core
+        with core.lock:
+            core.check_open()
             return fn(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 
 
-def visible_commit(commit: Commit, tenants: list[str | None], only: str | None) -> Commit | None:
-    """The commit as a view of tenant ``only`` sees it: its own changes only; None if none."""
-    if only is None:
-        return commit
-    changes = tuple(ch for ch, t in zip(commit.changes, tenants, strict=False) if t == only)
-    if not changes:
-        return None
-    return Commit(
-        commit.seq, commit.id, commit.parent, commit.time, commit.author, commit.message, changes
-    )
-
-
 class StoreApi:
     """Commits, reads, hooks, use counts and state; see `memcommit.store.Store`."""
 
-    _store: Store
+    _core: Core
     _only: str | None
 
     # -- writing -------------------------------------------------------------------
@@ -74,7 +61,7 @@ class StoreApi:
         raises afterwards, the block raises `memcommit.errors.HookError`: the
         commit landed (``err.commit``, ``tx.result``), so do not retry it.
         """
-        return self._store._transaction(message, author, now, self._only)
+        return self._core.transaction(message, author, now, self._only)
 
     def defer(self, fn: Callable[[], Any]) -> None:
         """Run ``fn()`` after the open commit lands (never if it rolls back); at once if none.
@@ -82,7 +69,7 @@ class StoreApi:
         If it raises, the commit has landed all the same: the block raises
         `memcommit.errors.HookError` once every hook ran.
         """
-        self._store._defer(fn)
+        self._core.defer(fn)
 
     def on_commit(self, fn: Callable[[Commit], Any]) -> Callable[[], None]:
         """Call ``fn(commit)`` after every commit this store lands; returns an unsubscriber.
@@ -91,7 +78,7 @@ class StoreApi:
         If ``fn`` raises, the commit has landed all the same: the block raises
         `memcommit.errors.HookError` once every hook ran.
         """
-        return self._store._subscribe(fn, self._only)
+        return self._core.subscribe(fn, self._only)
 
     def record_uses(
         self, ids: Iterable[str], *, state: Mapping[tuple[str, str], Any] | None = None
@@ -104,8 +91,8 @@ class StoreApi:
         value may be a callable instead, from the stored value (None if none) to
         the new one, called inside the write: concurrent increments are never lost.
         """
-        ids = v.names("ids", ids)
-        if ids is None:
+        counted = v.names("ids", ids)
+        if counted is None:
             raise InvalidInput("ids", ids, "must be a list of memory ids")
         if not isinstance(state, Mapping | None) or any(
             not isinstance(name, tuple) or len(name) != 2 for name in state or ()
@@ -119,22 +106,22 @@ class StoreApi:
             )
             for (namespace, key), value in (state or {}).items()
         ]
-        self._require(set(ids))
-        with self._store._writing() as backend:
+        self._require(set(counted))
+        with self._core.writing() as backend:
             for namespace, key, text in writes:
                 if callable(text):  # an update of the stored value, under the write lock
                     old = backend.state_get(namespace, key)
                     text = v.json_value("value", text(None if old is None else json.loads(old)))
                 backend.state_set(namespace, key, text)
-            return backend.record_uses(ids)
+            return backend.record_uses(counted)
 
     @_reading
     def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
         """Use counts by id (every counted memory when ``ids`` is None)."""
         ids = v.names("ids", ids)
-        found = self._store._backend.usage(ids)
+        found = self._core.backend.usage(ids)
         if self._only is not None and found:
-            mine = self._store._backend.memories(MemoryQuery(ids=list(found), tenant=self._only))
+            mine = self._core.backend.memories(MemoryQuery(ids=list(found), tenant=self._only))
             keep = {m.id for m in mine}
             found = {k: u for k, u in found.items() if k in keep}
         return found
@@ -142,7 +129,7 @@ class StoreApi:
     @_reading
     def state_get(self, namespace: str, key: str, default: Any = None) -> Any:
         """The JSON value stored under (namespace, key), or ``default``."""
-        text = self._store._backend.state_get(self._namespace(namespace), v.text("key", key))
+        text = self._core.backend.state_get(self._namespace(namespace), v.text("key", key))
         return default if text is None else json.loads(text)
 
     def state_set(self, namespace: str, key: str, value: Any) -> None:
@@ -154,7 +141,7 @@ class StoreApi:
         ns = self._namespace(namespace)
         v.text("key", key)
         text = v.json_value("value", value)
-        with self._store._writing() as backend:
+        with self._core.writing() as backend:
             backend.state_set(ns, key, text)
 
     def _namespace(self, namespace: str) -> str:
@@ -169,11 +156,11 @@ class StoreApi:
     # -- reading memories ----------------------------------------------------------
 
     @_reading
-    def get(self, id: str, *, as_of: Any = None) -> Memory:
+    def get(self, id: str, *, as_of: CommitRef | None = None) -> Memory:
         """The memory ``id`` (its latest version, or the one current at ``as_of``)."""
         v.text("id", id)
-        found = self._store._backend.memories(
-            MemoryQuery(ids=[id], tenant=self._only, as_of=self._store._seq(as_of))
+        found = self._core.backend.memories(
+            MemoryQuery(ids=[id], tenant=self._only, as_of=self._core.seq(as_of))
         )
         if not found:
             raise NotFound("id", id)
@@ -194,7 +181,7 @@ class StoreApi:
         since: datetime | None = None,
         until: datetime | None = None,
         trace: str | None = None,
-        as_of: Any = None,
+        as_of: CommitRef | None = None,
         limit: int | None = None,
     ) -> list[Memory]:
         """Memories matching every given filter, in id order (creation order for generated ids).
@@ -204,17 +191,17 @@ class StoreApi:
         as_of commit's time); ``since``/``until`` bound the creation time
         (inclusive); with ``trace`` the result is in step order.
         """
-        store = self._store
+        core = self._core
         tenant = v.optional_text("tenant", tenant)
         if self._only is not None:
             if tenant is not None and tenant != self._only:
                 raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
             tenant = self._only
-        seq = store._seq(as_of)
+        seq = core.seq(as_of)
         live_at = None
         if v.flag("live", live):
-            live_at = store._now() if seq is None else store._time_of(seq)
-        return store._backend.memories(
+            live_at = core.now() if seq is None else core.time_of(seq)
+        return core.backend.memories(
             MemoryQuery(
                 ids=v.names("ids", ids),
                 tenant=tenant,
@@ -233,10 +220,10 @@ class StoreApi:
         )
 
     @_reading
-    def history(self, memory_id: str, *, as_of: Any = None) -> list[Memory]:
+    def history(self, memory_id: str, *, as_of: CommitRef | None = None) -> list[Memory]:
         """Every version of one memory, oldest first (those written up to ``as_of``)."""
-        versions = self._store._backend.history(v.text("memory_id", memory_id))
-        seq = self._store._seq(as_of)
+        versions = self._core.backend.history(v.text("memory_id", memory_id))
+        seq = self._core.seq(as_of)
         if seq is not None:
             versions = [m for m in versions if (m.updated_commit or 0) <= seq]
         if not versions or not self._visible(versions[0].tenant):
@@ -246,16 +233,16 @@ class StoreApi:
     # -- reading commits -----------------------------------------------------------
 
     @_reading
-    def log(self, *, limit: int | None = None, as_of: Any = None) -> list[Commit]:
+    def log(self, *, limit: int | None = None, as_of: CommitRef | None = None) -> list[Commit]:
         """Commits, newest first (up to the as_of commit)."""
-        store = self._store
+        core = self._core
         limit = v.limit(limit)
-        upto = store._seq(as_of)
+        upto = core.seq(as_of)
         if self._only is None:
-            return [c for c, _ in store._backend.commits(upto=upto, limit=limit)]
+            return [c for c, _ in core.backend.commits(upto=upto, limit=limit)]
         out: list[Commit] = []
         while limit is None or len(out) < limit:
-            page = store._backend.commits(upto=upto, limit=_LOG_PAGE)
+            page = core.backend.commits(upto=upto, limit=_LOG_PAGE)
             out += [c for c in (self._filter(c, t) for c, t in page) if c is not None]
             if len(page) < _LOG_PAGE:
                 break
@@ -263,11 +250,11 @@ class StoreApi:
         return out[:limit]
 
     @_reading
-    def show(self, commit: Any) -> Commit:
+    def show(self, commit: CommitRef) -> Commit:
         """One commit with its changes, by seq, id or Commit."""
-        store = self._store
-        seq = store._seq(commit, field="commit", moments=False)
-        rows = store._backend.commits(seqs=[seq]) if seq else []
+        core = self._core
+        seq = core.seq(commit, field="commit", moments=False)
+        rows = core.backend.commits(seqs=[seq]) if seq else []
         found = self._filter(*rows[0]) if rows else None
         if found is None:
             raise NotFound("commit", commit)
@@ -278,8 +265,8 @@ class StoreApi:
     def head(self) -> Commit | None:
         """The newest commit (this view's newest, for a tenant view), or None."""
         if self._only is None:
-            newest = self._store._backend.commits(limit=1)
-            return newest[0][0] if newest else None
+            rows = self._core.backend.commits(limit=1)
+            return rows[0][0] if rows else None
         newest = self.log(limit=1)
         return newest[0] if newest else None
 
@@ -293,7 +280,7 @@ class StoreApi:
         (another process, or another Store object) moved on, then reads `diff`.
         A tenant view answers for the whole store.
         """
-        tip = self._store._tip()
+        tip = self._core.tip()
         return tip[0] if tip else 0
 
     @_reading
@@ -307,24 +294,24 @@ class StoreApi:
         """
         if always is not None:
             v.flag("always", always)
-        return self._store._backend.tier_counts(v.names("tiers", tiers, TIERS), self._only, always)
+        return self._core.backend.tier_counts(v.names("tiers", tiers, TIERS), self._only, always)
 
     @_reading
-    def diff(self, a: Any, b: Any = None) -> list[Change]:
+    def diff(self, a: CommitRef, b: CommitRef | None = None) -> list[Change]:
         """Every change after commit ``a`` up to and including commit ``b`` (default: head).
 
         ``a`` and ``b`` are commits (seq, id, Commit) or times; seq 0 is the empty store.
         """
-        store = self._store
-        lo = store._seq(a, field="a") or 0
-        hi = store._seq(b, field="b")
+        core = self._core
+        lo = core.seq(a, field="a") or 0
+        hi = core.seq(b, field="b")
         if hi is None:
-            tip = store._tip()
+            tip = core.tip()
             hi = tip[0] if tip else 0
         if hi < lo:
             raise InvalidInput("b", b, f"is older than a={a!r}; pass the older commit first")
         out: list[Change] = []
-        for c, tenants in store._backend.commits(after=lo, upto=hi, newest_first=False):
+        for c, tenants in core.backend.commits(after=lo, upto=hi, newest_first=False):
             kept = self._filter(c, tenants)
             if kept is not None:
                 out += kept.changes
@@ -336,11 +323,11 @@ class StoreApi:
     # -- traces --------------------------------------------------------------------
 
     @_reading
-    def trace(self, trace_id: str, *, as_of: Any = None) -> Trace:
+    def trace(self, trace_id: str, *, as_of: CommitRef | None = None) -> Trace:
         """A trace with its root and ordered steps, as it stood at ``as_of``."""
-        store = self._store
-        seq = store._seq(as_of)
-        rows = store._backend.traces(ids=[v.text("trace_id", trace_id)], as_of=seq)
+        core = self._core
+        seq = core.seq(as_of)
+        rows = core.backend.traces(ids=[v.text("trace_id", trace_id)], as_of=seq)
         if not rows or not self._visible(rows[0].tenant):
             raise NotFound("trace_id", trace_id)
         return self._trace(rows[0], seq)
@@ -351,7 +338,7 @@ class StoreApi:
         *,
         tenant: str | None = None,
         status: str | None = None,
-        as_of: Any = None,
+        as_of: CommitRef | None = None,
         unmarked: str | None = None,
         after: str | None = None,
         limit: int | None = None,
@@ -365,7 +352,7 @@ class StoreApi:
         the last trace of one page as ``after`` to get the next. Every filter
         runs in the backend, and the members of a page load in one read.
         """
-        store = self._store
+        core = self._core
         tenant = v.optional_text("tenant", tenant)
         if status is not None and status not in TRACE_STATUSES:
             raise InvalidInput("status", status, f"must be one of {', '.join(TRACE_STATUSES)}")
@@ -376,12 +363,12 @@ class StoreApi:
         unmarked = v.optional_text("unmarked", unmarked)
         after = v.optional_text("after", after)
         limit = v.limit(limit)
-        seq = store._seq(as_of)
+        seq = core.seq(as_of)
         if after is not None:
-            found = store._backend.traces(ids=[after], tenant=tenant)
+            found = core.backend.traces(ids=[after], tenant=tenant)
             if not found:
                 raise NotFound("after", after)
-        rows = store._backend.traces(
+        rows = core.backend.traces(
             tenant=tenant, as_of=seq, status=status, unmarked=unmarked, after=after, limit=limit
         )
         out: list[Trace] = []
@@ -397,9 +384,9 @@ class StoreApi:
         if not rows:
             return []
         if len(rows) == 1:
-            members = self._store._backend.memories(MemoryQuery(trace=rows[0].id, as_of=seq))
+            members = self._core.backend.memories(MemoryQuery(trace=rows[0].id, as_of=seq))
         else:
-            members = self._store._backend.memories(
+            members = self._core.backend.memories(
                 MemoryQuery(traces=[r.id for r in rows], as_of=seq)
             )
         by_trace: dict[str, list[Memory]] = {r.id: [] for r in rows}
@@ -412,7 +399,14 @@ class StoreApi:
                 status, ended = "open", None
             root, *steps = by_trace[row.id]  # in step order: the root (step 0) first
             trace = Trace(
-                row.id, row.tenant, row.scope, status, root, tuple(steps), row.started_at, ended
+                id=row.id,
+                tenant=row.tenant,
+                scope=row.scope,
+                status=status,
+                root=root,
+                steps=tuple(steps),
+                started_at=row.started_at,
+                ended_at=ended,
             )
             out.append(trace)
         return out
@@ -438,7 +432,7 @@ class StoreApi:
     @_reading
     def _require(self, ids: set[str]) -> None:
         """NotFound for the first id that is not a memory this API can see."""
-        backend = self._store._backend
+        backend = self._core.backend
         if self._only is None:  # existence alone: no row is decoded
             found = set(backend.versions(list(ids)))
         else:

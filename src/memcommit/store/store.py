@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
-from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
-from memcommit.model import Commit
+from memcommit.errors import InvalidInput
 from memcommit.store import validate as v
 from memcommit.store.backends import open_backend
 from memcommit.store.backends.base import Backend
 from memcommit.store.check import CheckReport
-from memcommit.store.ids import commit_id
-from memcommit.store.operations import StoreApi, visible_commit
+from memcommit.store.core import Core
+from memcommit.store.operations import StoreApi
+from memcommit.store.protocols import CommitRef
 from memcommit.store.tenant import TenantView
-from memcommit.store.transaction import Pending, Transaction
-
-
-def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def open(
@@ -63,21 +56,12 @@ class Store(StoreApi):
         clock: Callable[[], datetime] | None = None,
         max_content_bytes: int = v.DEFAULT_MAX_CONTENT_BYTES,
     ) -> None:
-        self._store = self
+        self._core = Core(backend, clock=clock, max_content_bytes=max_content_bytes)
         self._only = None
-        self._backend = backend
-        self._clock = clock or _utc_now
-        self.max_content_bytes = max_content_bytes
-        self._lock = threading.RLock()
-        self._tx: Transaction | None = None
-        self._tx_thread: int | None = None
-        self._subscribers: list[tuple[Callable[[Commit], Any], str | None]] = []
-        self._closed = False
-        self._landed: tuple[tuple[int, str], datetime] | None = None  # (tip, time) we landed
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
-        return f"<memcommit.Store {getattr(self._backend, 'target', '?')!r} {state}>"
+        state = "closed" if self._core.closed else "open"
+        return f"<memcommit.Store {getattr(self._core.backend, 'target', '?')!r} {state}>"
 
     def __enter__(self) -> Store:
         return self
@@ -89,29 +73,27 @@ class Store(StoreApi):
 
     def tenant(self, name: str) -> TenantView:
         """A view restricted to tenant ``name``: same API, nothing of other tenants."""
-        self._check_open()
-        return TenantView(self, v.text("tenant", name))
+        self._core.check_open()
+        return TenantView(self, self._core, v.text("tenant", name))
 
-    def tenants(self, *, as_of: Any = None) -> list[str]:
+    def tenants(self, *, as_of: CommitRef | None = None) -> list[str]:
         """Tenants that have at least one memory, sorted."""
-        with self._lock:
-            self._check_open()
-            return self._backend.tenants(self._seq(as_of))
+        core = self._core
+        with core.lock:
+            core.check_open()
+            return core.backend.tenants(core.seq(as_of))
 
     def check(self) -> CheckReport:
         """Verify the stored invariants; ``report.ok`` is True when none is broken."""
-        with self._lock:
-            self._check_open()
-            return CheckReport(tuple(self._backend.check()))
+        with self._core.lock:
+            self._core.check_open()
+            return CheckReport(tuple(self._core.backend.check()))
 
     def close(self) -> None:
         """Close the store; later calls raise `StoreClosed`. Closing twice is harmless."""
-        if self._in_my_commit():
+        if self._core.in_my_commit():
             raise InvalidInput("close", self, "a commit is open; leave its block first")
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._backend.close()
+        self._core.close()
 
     @property
     def backend(self) -> Backend:
@@ -120,184 +102,19 @@ class Store(StoreApi):
         It stores rows and answers queries with no validation, tenants or
         hooks (see `memcommit.store.Backend`). It is for copying a store
         exactly, commit ids and sequence numbers included, as
-        `memcommit.store.transfer` and `memcommit.store.migrate` do; everything else should
-        go through the store's API. Calls on it bypass the store's lock, so do
-        not share the store with other threads while using it.
+        `memcommit.store.transfer` and `memcommit.store.migrate` do; everything
+        else should go through the store's API. Calls on it bypass the store's
+        lock, so do not share the store with other threads while using it.
         """
-        self._check_open()
-        return self._backend
+        self._core.check_open()
+        return self._core.backend
 
     @property
     def closed(self) -> bool:
         """True once `close` was called."""
-        return self._closed
+        return self._core.closed
 
-    # -- machinery shared with tenant views ---------------------------------------------
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreClosed("the store is closed; open it again with memcommit.open()")
-
-    def _now(self) -> datetime:
-        return v.moment("clock()", self._clock(), optional=False)
-
-    def _in_my_commit(self) -> bool:
-        return self._tx is not None and self._tx_thread == threading.get_ident()
-
-    @contextmanager
-    def _transaction(
-        self, message: Any, author: Any, now: Any, tenant: str | None
-    ) -> Iterator[Transaction]:
-        self._check_open()
-        if not isinstance(message, str):
-            raise InvalidInput("message", message, "must be a string")
-        v.text("author", author)
-        now = v.moment("now", now)
-        if self._in_my_commit():
-            raise InvalidInput("commit", message, "a commit is already open on this store")
-        with self._lock:
-            self._check_open()
-            self._backend.begin()
-            tx = None
-            try:
-                tip = self._tip()
-                seq = (tip[0] if tip else 0) + 1
-                pending = Pending(
-                    seq=seq,
-                    id=commit_id(seq),
-                    parent=tip[1] if tip else None,
-                    time=self._commit_time(now, tip),
-                    author=author,
-                    message=message,
-                )
-                tx = Transaction(self, pending, tenant)
-                self._tx, self._tx_thread = tx, threading.get_ident()
-                yield tx
-                batch = tx.batch()
-                self._backend.write(batch)
-                self._backend.commit()
-            except BaseException:
-                self._backend.rollback()
-                raise
-            finally:
-                self._tx = self._tx_thread = None
-                if tx is not None:
-                    tx.closed = True
-        tx.result = batch.commit
-        self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
-        self._after(batch.commit, batch.tenants, tx.deferred)
-
-    def _commit_time(self, now: datetime | None, tip: tuple[int, str] | None) -> datetime:
-        """The time of the next commit: never earlier than the newest one's.
-
-        An explicit ``now`` earlier than that is refused (as-of reads by time
-        need times in commit order); a clock reading earlier than that (the
-        clock stepped back) is raised to it.
-        """
-        if tip is None:
-            return now or self._now()
-        if self._landed is not None and self._landed[0] == tip:
-            newest = self._landed[1]
-        else:  # first commit of this Store, or another writer landed one since
-            newest = self._time_of(tip[0])
-        if now is None:
-            return max(self._now(), newest)
-        if now < newest:
-            raise InvalidInput(
-                "now", now, f"is earlier than the newest commit's time {newest.isoformat()}"
-            )
-        return now
-
-    def _after(self, commit: Commit, tenants: list[str | None], deferred: list) -> None:
-        """Run subscribers, then deferred work; every hook runs even if an earlier one raised.
-
-        Failures are raised together afterwards as a `HookError`: the commit landed.
-        """
-        errors: list[BaseException] = []
-        for fn, only in list(self._subscribers):
-            seen = visible_commit(commit, tenants, only)
-            if seen is None:
-                continue
-            try:
-                fn(seen)
-            except Exception as exc:
-                errors.append(exc)
-        for fn in deferred:
-            try:
-                fn()
-            except Exception as exc:
-                errors.append(exc)
-        if errors:
-            raise HookError(commit, errors) from errors[0]
-
-    @contextmanager
-    def _writing(self) -> Iterator[Backend]:
-        """The backend inside a write transaction: the open commit's, or a fresh one."""
-        self._check_open()
-        if self._in_my_commit():
-            yield self._backend
-            return
-        with self._lock:
-            self._check_open()
-            self._backend.begin()
-            try:
-                yield self._backend
-                self._backend.commit()
-            except BaseException:
-                self._backend.rollback()
-                raise
-
-    def _defer(self, fn: Callable[[], Any]) -> None:
-        self._check_open()
-        if not callable(fn):
-            raise InvalidInput("fn", fn, "must be callable with no arguments")
-        if self._in_my_commit():
-            assert self._tx is not None
-            self._tx.deferred.append(fn)
-        else:
-            fn()
-
-    def _subscribe(self, fn: Callable[[Commit], Any], only: str | None) -> Callable[[], None]:
-        self._check_open()
-        if not callable(fn):
-            raise InvalidInput("fn", fn, "must be callable with one argument (the commit)")
-        entry = (fn, only)
-        self._subscribers.append(entry)
-
-        def unsubscribe() -> None:
-            if entry in self._subscribers:
-                self._subscribers.remove(entry)
-
-        return unsubscribe
-
-    def _seq(self, ref: Any, *, field: str = "as_of", moments: bool = True) -> int | None:
-        """The commit seq a reference names: None stays None (the present)."""
-        if ref is None:
-            return None
-        if isinstance(ref, Commit):
-            ref = ref.id
-        if isinstance(ref, bool):
-            raise InvalidInput(field, ref, "must be a commit seq, id, Commit or datetime")
-        if isinstance(ref, int):
-            tip = self._tip()
-            if ref < 0 or ref > (tip[0] if tip else 0):
-                raise NotFound(field, ref)
-            return ref
-        if isinstance(ref, str):
-            seq = self._backend.commit_seq(ref)
-            if seq is None:
-                raise NotFound(field, ref)
-            return seq
-        if moments and isinstance(ref, datetime):
-            return self._backend.seq_at(v.moment(field, ref, optional=False))
-        raise InvalidInput(field, ref, "must be a commit seq, id, Commit or datetime")
-
-    def _time_of(self, seq: int) -> datetime:
-        """The time of commit ``seq`` (the read moment of an as_of read)."""
-        if seq == 0:
-            return datetime.min.replace(tzinfo=timezone.utc)
-        return self._backend.commits(seqs=[seq], changes=False)[0][0].time
-
-    def _tip(self) -> tuple[int, str] | None:
-        """(seq, id) of the newest commit, without reading its changes."""
-        return self._backend.tip()
+    @property
+    def max_content_bytes(self) -> int:
+        """The largest content a memory may hold, in UTF-8 bytes (set by `open`)."""
+        return self._core.max_content_bytes

@@ -6,12 +6,13 @@ cannot show one tenant another's memories: the restriction is in the queries.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memcommit.store.operations import StoreApi
+from memcommit.store.protocols import CommitRef, StoreLike, ViewLike
 
 if TYPE_CHECKING:
-    from memcommit.store.store import Store
+    from memcommit.store.core import Core
 
 
 class TenantView(StoreApi):
@@ -21,8 +22,9 @@ class TenantView(StoreApi):
     server, the workbench) cannot reach the whole store through it.
     """
 
-    def __init__(self, store: Store, name: str) -> None:
+    def __init__(self, store: StoreLike, core: Core, name: str) -> None:
         self._store = store
+        self._core = core
         self._only = name
 
     @property
@@ -33,12 +35,12 @@ class TenantView(StoreApi):
     def __repr__(self) -> str:
         return f"<memcommit.TenantView {self._only!r} of {self._store!r}>"
 
-    def tenants(self, *, as_of: Any = None) -> list[str]:
+    def tenants(self, *, as_of: CommitRef | None = None) -> list[str]:
         """Just this view's tenant, if it has any memory (as of ``as_of``)."""
         return [t for t in self._store.tenants(as_of=as_of) if t == self._only]
 
 
-def backing_store(source: Any) -> Any:
+def backing_store(source: ViewLike) -> ViewLike:
     """The whole store behind a tenant view; anything else is returned as it is.
 
     For memcommit's own code that keeps state per store, such as recall's live

@@ -10,19 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
 from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
-from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
+from memcommit.store.backends.base import Backend, Batch, MemoryQuery, TraceRow
 from memcommit.store.ids import new_id
 from memcommit.store.provenance import derived
 from memcommit.store.records import change, fields_of, memory
 from memcommit.store.records import commit as make_commit
-
-if TYPE_CHECKING:
-    from memcommit.store.store import Store
 
 TRACE_ENDINGS = ("finished", "failed")
 
@@ -42,11 +39,12 @@ class Pending:
 class Transaction:
     """The ``tx`` of ``with store.commit(...) as tx``; ``tx.result`` is the landed Commit."""
 
-    def __init__(self, store: Store, pending: Pending, tenant: str | None) -> None:
-        self._store = store
+    def __init__(
+        self, backend: Backend, pending: Pending, *, tenant: str | None, max_content_bytes: int
+    ) -> None:
         self._only = tenant  # set for a tenant view: every read and write stays in it
-        self._backend = store._backend
-        self._limit = store.max_content_bytes
+        self._backend = backend
+        self._limit = max_content_bytes
         self.pending = pending
         self.result: Commit | None = None
         # Buffers hold each version's field dict (see `_frozen`) and each change as a
@@ -56,10 +54,12 @@ class Transaction:
         self._latest: dict[str, dict[str, Any]] = {}  # id -> newest version, stored or pending
         self._base: dict[str, int] = {}  # id -> version current before this commit
         self._versions: list[dict[str, Any]] = []
-        self._changes: list[tuple[str, str | None, int | None, dict]] = []
+        self._changes: list[tuple[str, str, int | None, dict[str, Any] | None]] = []
         self._tenants: list[str | None] = []
         self._purges: list[str] = []
-        self._stored_metadata: dict[str, dict[str, dict]] = {}  # tenant -> id -> metadata
+        self._stored_metadata: dict[
+            str, dict[str, Mapping[str, Any]]
+        ] = {}  # tenant -> id -> metadata
         self._traces: dict[str, TraceRow] = {}
         self.deferred: list[Callable[[], Any]] = []
         self.closed = False  # set when the block ends: later calls would be lost
@@ -100,19 +100,49 @@ class Transaction:
     ) -> Memory:
         """Add a new memory (version 1) and return it; ``tenant`` defaults to "default"."""
         m = self._new_memory(
-            content, kind, scope, tenant, session, key, importance, tags, project, always,
-            token_count, metadata, valid_from, valid_to, id, tier, None, None,
-        )  # fmt: skip
+            content,
+            kind=kind,
+            scope=scope,
+            tenant=tenant,
+            session=session,
+            key=key,
+            importance=importance,
+            tags=tags,
+            project=project,
+            always=always,
+            token_count=token_count,
+            metadata=metadata,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            id=id,
+            tier=tier,
+        )
         self._record(m, "add", None)
         return m
 
     def _new_memory(
-        self, content: Any, kind: Any, scope: Any, tenant: Any, session: Any, key: Any,
-        importance: Any, tags: Any, project: Any, always: Any, token_count: Any, metadata: Any,
-        valid_from: Any, valid_to: Any, id: Any, tier: Any, trace_id: str | None,
-        step: int | None,
-    ) -> Memory:  # fmt: skip
-        """Version 1 of a new memory, every field checked (positional: this is the hot path)."""
+        self,
+        content: Any,
+        *,
+        kind: Any = "fact",
+        scope: Any = "shared",
+        tenant: Any = None,
+        session: Any = None,
+        key: Any = None,
+        importance: Any = 0.5,
+        tags: Any = (),
+        project: Any = None,
+        always: Any = False,
+        token_count: Any = None,
+        metadata: Any = None,
+        valid_from: Any = None,
+        valid_to: Any = None,
+        id: Any = None,
+        tier: Any = "short",
+        trace_id: str | None = None,
+        step: int | None = None,
+    ) -> Memory:
+        """Version 1 of a new memory, every field checked (the arguments are the caller's)."""
         p = self.pending
         if valid_from is not None or valid_to is not None:
             valid_from = v.moment("valid_from", valid_from)
@@ -297,7 +327,7 @@ class Transaction:
             self._erase(self._current(derived_id), {"derived_from": source})
         return purged
 
-    def _erase(self, cur: Memory, detail: dict) -> Memory:
+    def _erase(self, cur: Memory, detail: dict[str, Any]) -> Memory:
         self._check_open()
         id = cur.id
         erased = {"content": "", "tags": (), "metadata": {}}
@@ -306,7 +336,7 @@ class Transaction:
         self._purges.append(id)
         return self._next(cur, "purge", detail, {**erased, "status": "purged", "token_count": None})
 
-    def _metadata_of(self, tenant: str) -> Iterator[tuple[str, dict | None]]:
+    def _metadata_of(self, tenant: str) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
         """(id, metadata) of each of ``tenant``'s memories as this commit leaves them."""
         if tenant not in self._stored_metadata:  # read once per commit: writers wait on us
             found = self._backend.memories(MemoryQuery(tenant=tenant))
@@ -328,14 +358,20 @@ class Transaction:
     ) -> str:
         """Start a trace; its root memory holds the task, with trace_id set and step 0."""
         root = self._new_memory(
-            task, kind, scope, tenant, session, None, 0.5, (), None, False, None, metadata,
-            None, None, None, "short", None, 0,
-        )  # fmt: skip
+            task, kind=kind, scope=scope, tenant=tenant, session=session, metadata=metadata, step=0
+        )
         trace_id = root.id  # the trace is named after its root memory
         root = memory({**fields_of(root), "trace_id": trace_id})
         p = self.pending
         self._traces[trace_id] = TraceRow(
-            trace_id, root.tenant, root.scope, root.session, "open", 0, p.seq, p.time
+            id=trace_id,
+            tenant=root.tenant,
+            scope=root.scope,
+            session=root.session,
+            status="open",
+            last_step=0,
+            started_seq=p.seq,
+            started_at=p.time,
         )
         self._record(root, "begin_trace", None)
         return trace_id
@@ -354,9 +390,17 @@ class Transaction:
         trace = self._open_trace(trace_id)
         n = trace.last_step + 1
         m = self._new_memory(
-            content, kind, trace.scope, trace.tenant, trace.session, None, importance, tags,
-            None, False, None, metadata, None, None, None, "short", trace_id, n,
-        )  # fmt: skip
+            content,
+            kind=kind,
+            scope=trace.scope,
+            tenant=trace.tenant,
+            session=trace.session,
+            importance=importance,
+            tags=tags,
+            metadata=metadata,
+            trace_id=trace_id,
+            step=n,
+        )
         self._traces[trace_id] = replace(trace, last_step=n)
         self._record(m, "step", {"trace": trace_id, "step": n})
         return m
@@ -392,10 +436,10 @@ class Transaction:
     def _tenant_of(self, tenant: Any) -> str:
         if tenant is None:
             return self._only or "default"
-        v.text("tenant", tenant)
-        if self._only is not None and tenant != self._only:
-            raise InvalidInput("tenant", tenant, f"this view writes only tenant {self._only!r}")
-        return tenant
+        checked = v.text("tenant", tenant)
+        if self._only is not None and checked != self._only:
+            raise InvalidInput("tenant", checked, f"this view writes only tenant {self._only!r}")
+        return checked
 
     def read(self, items: Iterable[str | Memory]) -> Sequence[Memory]:
         """The newest version (pending or stored) of each id, reading many in one query.
@@ -458,7 +502,9 @@ class Transaction:
             raise Purged(id)
         return cur
 
-    def _next(self, cur: Memory, op: str, detail: dict, changes: dict[str, Any]) -> Memory:
+    def _next(
+        self, cur: Memory, op: str, detail: dict[str, Any], changes: dict[str, Any]
+    ) -> Memory:
         p = self.pending
         m = memory(
             {
@@ -476,7 +522,7 @@ class Transaction:
         if self.closed:
             raise InvalidInput("tx", self.pending.id, "this commit's block has ended")
 
-    def _record(self, m: Memory, op: str, detail: dict | None) -> None:
+    def _record(self, m: Memory, op: str, detail: dict[str, Any] | None) -> None:
         self._check_open()
         fields = _frozen(m)
         self._latest[m.id] = fields
@@ -492,9 +538,14 @@ class Transaction:
             change(op, mid, version, detail or {}) for op, mid, version, detail in self._changes
         )
         commit = make_commit(
-            seq=p.seq, id=p.id, parent=p.parent, time=p.time, author=p.author,
-            message=p.message, changes=changes,
-        )  # fmt: skip
+            seq=p.seq,
+            id=p.id,
+            parent=p.parent,
+            time=p.time,
+            author=p.author,
+            message=p.message,
+            changes=changes,
+        )
         return Batch(
             commit=commit,
             tenants=self._tenants,

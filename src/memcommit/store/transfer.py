@@ -26,7 +26,7 @@ import contextlib
 import heapq
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import IO, Any
@@ -66,7 +66,7 @@ class Summary:
 # -- export ----------------------------------------------------------------------
 
 
-def records(backend: Backend) -> Iterator[dict[str, Any]]:
+def records(backend: Backend) -> Generator[dict[str, Any], None, None]:
     """Every record of the store behind ``backend``, in the order `load` needs them.
 
     The reads run inside one write transaction that is rolled back at the end:
@@ -221,6 +221,7 @@ class _Loader:
         self.progress = progress
         self.total: int | None = None
         self.batch: Batch | None = None
+        self.versions: list[Memory] = []  # the versions of ``batch``, as they are read
         self.closes: dict[int, list[tuple[str, int]]] = defaultdict(list)
         self.usage: dict[str, tuple[int, int, int]] = {}
         self.erased: set[str] = set()  # ids with a version without content
@@ -284,7 +285,10 @@ class _Loader:
             _str("message", r.get("message")),
             tuple(changes),
         )
-        self.batch = Batch(commit, tenants, closes=self.closes.pop(seq, []))  # type: ignore[arg-type]
+        self.versions = []
+        self.batch = Batch(
+            commit=commit, tenants=tenants, versions=self.versions, closes=self.closes.pop(seq, [])
+        )
 
     def _version(self, r: dict[str, Any]) -> None:
         batch = self._current("version")
@@ -299,7 +303,7 @@ class _Loader:
             self.erased.add(m.id)
         if m.status == "purged":
             self.purged.add(m.id)
-        batch.versions.append(m)
+        self.versions.append(m)
         batch.ended.append(end_seq == seq)
         if end_seq is not None and end_seq > seq:
             self.closes[end_seq].append((m.id, m.version))
@@ -320,7 +324,7 @@ class _Loader:
             _int("started_seq", r.get("started_seq")),
             _time("started_at", r.get("started_at")),
             ended_seq,
-            _time("ended_at", r.get("ended_at"), optional=True),
+            _optional_time("ended_at", r.get("ended_at")),
         )
         if max(trace.started_seq, ended_seq or 0) != batch.commit.seq:
             raise InvalidInput("started_seq", trace.started_seq, "trace is out of place")
@@ -444,8 +448,8 @@ def _memory(r: dict[str, Any]) -> Memory:
             "trace_id": validate.optional_text("trace_id", r.get("trace_id")),
             "step": step,
             "metadata": validate.metadata(r.get("metadata")),
-            "valid_from": _time("valid_from", r.get("valid_from"), optional=True),
-            "valid_to": _time("valid_to", r.get("valid_to"), optional=True),
+            "valid_from": _optional_time("valid_from", r.get("valid_from")),
+            "valid_to": _optional_time("valid_to", r.get("valid_to")),
             "superseded_by": validate.optional_text("superseded_by", r.get("superseded_by")),
             "status": status,
             "tier": validate.tier(r.get("tier")),
@@ -476,14 +480,16 @@ def _list(name: str, value: Any) -> list[Any]:
     return value
 
 
-def _time(name: str, value: Any, *, optional: bool = False) -> datetime | None:
-    if value is None and optional:
-        return None
+def _optional_time(name: str, value: Any) -> datetime | None:
+    return None if value is None else _time(name, value)
+
+
+def _time(name: str, value: Any) -> datetime:
     try:
         moment = datetime.fromisoformat(_str(name, value))
     except ValueError:
         raise InvalidInput(name, value, "must be an ISO 8601 time") from None
-    return validate.moment(name, moment)
+    return validate.moment(name, moment, optional=False)
 
 
 def backend_of(store: Any) -> Backend:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from numbers import Real
-from typing import Any
+from typing import Any, Literal, overload
 
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, TIERS
@@ -155,10 +155,10 @@ def namespace(value: Any) -> str:
     no "/" in a namespace that name splits one way only, so no tenant can name
     another's state (tenant names may hold "/").
     """
-    text("namespace", value)
-    if "/" in value:
+    checked = text("namespace", value)
+    if "/" in checked:
         raise InvalidInput("namespace", value, 'must not contain "/"')
-    return value
+    return checked
 
 
 def metadata(value: Any) -> dict[str, Any]:
@@ -169,7 +169,7 @@ def metadata(value: Any) -> dict[str, Any]:
         raise InvalidInput("metadata", value, "must be a mapping of JSON values")
     value = dict(value)
     try:
-        back = json.loads(json.dumps(value, allow_nan=False))
+        back: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise InvalidInput("metadata", value, f"must be JSON-serializable: {exc}") from None
     if back != value:
@@ -185,6 +185,10 @@ def json_value(name: str, value: Any) -> str:
         raise InvalidInput(name, value, f"must be JSON-serializable: {exc}") from None
 
 
+@overload
+def moment(name: str, value: Any, *, optional: Literal[False]) -> datetime: ...
+@overload
+def moment(name: str, value: Any, *, optional: bool = True) -> datetime | None: ...
 def moment(name: str, value: Any, *, optional: bool = True) -> datetime | None:
     """None (when optional) or a timezone-aware datetime, returned in UTC.
 

@@ -7,6 +7,7 @@ same choices.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import NamedTuple
 
 from memcommit.model import Memory
@@ -27,6 +28,11 @@ class Candidate(NamedTuple):
     last_tick: int | None = None
     tick: int = 0  # the logical clock now
     entered: int = 0  # tick at which the memory entered its current tier
+    #: Which cache the memory is offered for: ``(tenant, scope)`` for a short-term
+    #: partition, ``(tenant, None)`` for a tenant's long-term memory, None outside
+    #: TieredMemory (the simulator). One policy instance serves every partition;
+    #: a policy with a queue per cache keys it by this (the classics do).
+    partition: Hashable = None
 
     @property
     def id(self) -> str:

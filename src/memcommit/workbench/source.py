@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, TIERS
 from memcommit.recall import Words, recall
+from memcommit.store import StoreLike, ViewLike
 from memcommit.tiers.stats import Counts, TierStats
 from memcommit.workbench import bank
 from memcommit.workbench.api import (
@@ -72,7 +73,9 @@ class WorkbenchSource(Protocol):
     def close(self) -> None: ...
 
 
-def run_recall(store: Any, request: RecallRequest, *, session: str | None, now: datetime) -> Any:
+def run_recall(
+    store: ViewLike, request: RecallRequest, *, session: str | None, now: datetime
+) -> Any:
     """memcommit's recall() with the page's settings: the one place ranking happens.
 
     ``explain=False``: the selection is ready at once; rows are built only for
@@ -134,7 +137,7 @@ class RecallSource(ABC):
     mode = "bank"
     CACHE_SIZE = 4
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: StoreLike) -> None:
         self.store = store
         self.cache: OrderedDict[RecallRequest, Computed] = OrderedDict()
         self.lock = threading.RLock()
@@ -284,7 +287,7 @@ class StoreSource(RecallSource):
     mode = "live"
 
     def __init__(
-        self, store: Any, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+        self, store: StoreLike, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
     ) -> None:
         super().__init__(store)
         self.clock = clock
@@ -303,7 +306,7 @@ class StoreSource(RecallSource):
         return self.clock()
 
 
-def log_json(view: Any, params: Params) -> dict[str, Any]:
+def log_json(view: ViewLike, params: Params) -> dict[str, Any]:
     """The newest commits of one tenant (a store view), read-only.
 
     A view's log holds only the commits that changed its tenant, each with only
@@ -326,7 +329,7 @@ def log_json(view: Any, params: Params) -> dict[str, Any]:
     }
 
 
-def tiers_json(view: Any) -> dict[str, Any]:
+def tiers_json(view: ViewLike) -> dict[str, Any]:
     """One tenant's memories per scope and tier, with the tiers' hit counters, read-only."""
     tenant = view.name
     counts: dict[tuple[str, str], Counter[str]] = {}

@@ -214,7 +214,9 @@ class PostgresBackend(common.SQLBackend):
         self._tx: psycopg.Connection | None = None
         self._tx_thread: int | None = None
         self._pending: tuple[int, str] | None = None
-        self._tip: tuple | None = None  # the newest commit row, read by begin() under the lock
+        self._tip: tuple[Any, ...] | None = (
+            None  # the newest commit row, read by begin() under the lock
+        )
         self._queued: list[Batch] = []  # row writes of the open transaction not sent yet
 
     def _configure(self, conn: psycopg.Connection) -> None:
@@ -426,7 +428,10 @@ class PostgresBackend(common.SQLBackend):
     @_mapped
     def tip(self) -> tuple[int, str] | None:
         found = self._select("SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1")
-        return tuple(found[0]) if found else None  # type: ignore[return-value]
+        if not found:
+            return None
+        seq, commit_id = found[0]
+        return seq, commit_id
 
     def commits(
         self,
@@ -443,9 +448,13 @@ class PostgresBackend(common.SQLBackend):
         if tip_only and not changes and self._tip is not None and self._mine():
             return [self.rows.commit((*self._tip, "[]"))] if self._tip else []
         return super().commits(
-            seqs=seqs, after=after, upto=upto, newest_first=newest_first, limit=limit,
+            seqs=seqs,
+            after=after,
+            upto=upto,
+            newest_first=newest_first,
+            limit=limit,
             changes=changes,
-        )  # fmt: skip
+        )
 
     @_mapped
     def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

@@ -10,12 +10,18 @@ because 2Q and ARC decide what to evict from where the incoming memory was
 (a ghost list or nowhere). ``victims`` commits its choice; ``on_evict`` for a
 memory chosen that way is a no-op, and for any other resident (say one that no
 longer holds) it forgets the memory without leaving a ghost.
+
+One instance serves every partition of a TieredMemory: it keeps one set of
+queues per ``candidate.partition`` (its own for candidates that name none, as in
+the simulator), so the caller's object hears every event and partitions never
+evict for each other.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from datetime import datetime
 
 from memcommit.tiers.candidate import Candidate
@@ -30,7 +36,26 @@ class _Queued:
     """
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """Start empty: no queues, no other partition's queues either (each classic extends)."""
         self._pending: list[str] = []
+        self._partitions: dict[Hashable, _Queued] = {}
+
+    def _queues(self, partition: Hashable) -> _Queued:
+        """The cache of one partition: this object itself when none is named.
+
+        Another partition's is a shallow copy of this object started empty, so it
+        runs with the same settings; nothing is deep-copied (a policy may hold a lock).
+        """
+        if partition is None:
+            return self
+        queues = self._partitions.get(partition)
+        if queues is None:
+            queues = self._partitions[partition] = copy.copy(self)
+            queues._reset()
+        return queues
 
     # -- what each classic defines ------------------------------------------------
     def _size(self) -> int:
@@ -73,25 +98,32 @@ class _Queued:
 
     def on_page_in(self, candidate: Candidate, now: datetime | None = None) -> None:
         """A missed memory is coming in; room is made by the next ``victims`` call."""
-        self._settle()
-        self._pending.append(candidate.id)
+        queues = self._queues(candidate.partition)
+        queues._settle()
+        queues._pending.append(candidate.id)
 
     def on_use(self, candidate: Candidate, now: datetime | None = None) -> None:
         """A hit on a resident."""
-        self._settle()
-        if self._holds(candidate.id):
-            self._hit(candidate.id)
+        queues = self._queues(candidate.partition)
+        queues._settle()
+        if queues._holds(candidate.id):
+            queues._hit(candidate.id)
 
     def on_evict(self, candidate: Candidate, now: datetime | None = None) -> None:
         """A resident left; forget it unless ``victims`` already chose it."""
-        self._settle()
-        if self._holds(candidate.id):
-            self._drop(candidate.id)
+        queues = self._queues(candidate.partition)
+        queues._settle()
+        if queues._holds(candidate.id):
+            queues._drop(candidate.id)
 
     def victims(
         self, candidates: Sequence[Candidate], n: int, now: datetime | None = None
     ) -> list[Candidate]:
         """Make room for pending admissions and evict down to ``len + pending - n``."""
+        partition = candidates[0].partition if candidates else None
+        return self._queues(partition)._choose(candidates, n)
+
+    def _choose(self, candidates: Sequence[Candidate], n: int) -> list[Candidate]:
         by_id = {c.id: c for c in candidates}
         incoming = [k for k in self._pending if k not in by_id]
         arrived = [k for k in self._pending if k in by_id]
@@ -117,8 +149,8 @@ class _Queued:
 class FIFO(_Queued):
     """First in, first out: a hit changes nothing."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def _reset(self) -> None:
+        super()._reset()
         self._queue: OrderedDict[str, None] = OrderedDict()
 
     def _size(self) -> int:
@@ -157,8 +189,8 @@ class LFU(_Queued):
     order they reached it, as libCacheSim's LFU does.
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def _reset(self) -> None:
+        super()._reset()
         self._freq: dict[str, int] = {}
         self._buckets: dict[int, OrderedDict[str, None]] = {}
 
@@ -207,9 +239,12 @@ class TwoQueue(_Queued):
     """
 
     def __init__(self, in_ratio: float = 0.25, out_ratio: float = 0.5) -> None:
-        super().__init__()
         self.in_ratio = in_ratio
         self.out_ratio = out_ratio
+        super().__init__()
+
+    def _reset(self) -> None:
+        super()._reset()
         self._in: OrderedDict[str, None] = OrderedDict()
         self._out: OrderedDict[str, None] = OrderedDict()
         self._main: OrderedDict[str, None] = OrderedDict()
@@ -274,8 +309,8 @@ class ARC(_Queued):
     one in B2 lowers it; p is kept as a float, as libCacheSim does.
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def _reset(self) -> None:
+        super()._reset()
         self.p = 0.0
         self._t1: OrderedDict[str, None] = OrderedDict()
         self._t2: OrderedDict[str, None] = OrderedDict()

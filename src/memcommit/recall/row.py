@@ -1,0 +1,49 @@
+"""`Row`: what recall did with one memory, the unit of every explanation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memcommit.model import Memory
+
+
+@dataclass(frozen=True)
+class Row:
+    """What recall did with one memory: the stage it reached and its outcome.
+
+    ``trail`` lists (pool, decision) for every pool that considered the memory,
+    in pool order; ``claimed_by_pool`` there means an earlier pool had already
+    selected it.
+    """
+
+    memory: Memory
+    stage: str
+    cosine: float | None
+    score: float | None
+    outcome: str  # "selected" | "excluded"
+    reason: str | None
+    pool: str | None
+    cost: int | None
+    trail: tuple[tuple[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (the memory as id, kind, scope and content)."""
+        m = self.memory
+        return {
+            "id": m.id,
+            "kind": m.kind,
+            "scope": m.scope,
+            "session": m.session,
+            "always": m.always,
+            "created_at": m.created_at.isoformat() if m.created_at else None,
+            "content": m.content,
+            "stage": self.stage,
+            "cosine": self.cosine,
+            "score": self.score,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "pool": self.pool,
+            "cost": self.cost,
+            "trail": [list(step) for step in self.trail],
+        }

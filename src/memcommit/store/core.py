@@ -1,0 +1,236 @@
+"""The machinery one store and all its tenant views share: backend, lock, clock, open commit.
+
+`Store` and `TenantView` are thin API objects over one `Core`: every read takes
+its lock, every commit runs through `transaction`, and reads by commit or time
+resolve through `seq`. Nothing outside the store package uses it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
+from memcommit.model import Commit
+from memcommit.store import validate as v
+from memcommit.store.backends.base import Backend
+from memcommit.store.ids import commit_id
+from memcommit.store.transaction import Pending, Transaction
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def visible_commit(commit: Commit, tenants: list[str | None], only: str | None) -> Commit | None:
+    """The commit as a view of tenant ``only`` sees it: its own changes only; None if none."""
+    if only is None:
+        return commit
+    changes = tuple(ch for ch, t in zip(commit.changes, tenants, strict=False) if t == only)
+    if not changes:
+        return None
+    return dataclasses.replace(commit, changes=changes)
+
+
+class Core:
+    """The backend of one store with its lock, clock, hooks and the commit open on it."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        clock: Callable[[], datetime] | None,
+        max_content_bytes: int,
+    ) -> None:
+        self.backend = backend
+        self.clock = clock or _utc_now
+        self.max_content_bytes = max_content_bytes
+        self.lock = threading.RLock()
+        self._tx: Transaction | None = None
+        self._tx_thread: int | None = None
+        self._subscribers: list[tuple[Callable[[Commit], Any], str | None]] = []
+        self.closed = False
+        self._landed: tuple[tuple[int, str], datetime] | None = None  # (tip, time) we landed
+
+    def close(self) -> None:
+        """Close the backend once; later calls raise `StoreClosed`."""
+        with self.lock:
+            if not self.closed:
+                self.closed = True
+                self.backend.close()
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise StoreClosed("the store is closed; open it again with memcommit.open()")
+
+    def now(self) -> datetime:
+        return v.moment("clock()", self.clock(), optional=False)
+
+    def in_my_commit(self) -> bool:
+        return self._tx is not None and self._tx_thread == threading.get_ident()
+
+    @contextmanager
+    def transaction(
+        self, message: Any, author: Any, now: Any, tenant: str | None
+    ) -> Iterator[Transaction]:
+        self.check_open()
+        if not isinstance(message, str):
+            raise InvalidInput("message", message, "must be a string")
+        v.text("author", author)
+        now = v.moment("now", now)
+        if self.in_my_commit():
+            raise InvalidInput("commit", message, "a commit is already open on this store")
+        with self.lock:
+            self.check_open()
+            self.backend.begin()
+            tx = None
+            try:
+                tip = self.tip()
+                seq = (tip[0] if tip else 0) + 1
+                pending = Pending(
+                    seq=seq,
+                    id=commit_id(seq),
+                    parent=tip[1] if tip else None,
+                    time=self._commit_time(now, tip),
+                    author=author,
+                    message=message,
+                )
+                tx = Transaction(
+                    self.backend, pending, tenant=tenant, max_content_bytes=self.max_content_bytes
+                )
+                self._tx, self._tx_thread = tx, threading.get_ident()
+                yield tx
+                batch = tx.batch()
+                self.backend.write(batch)
+                self.backend.commit()
+            except BaseException:
+                self.backend.rollback()
+                raise
+            finally:
+                self._tx = self._tx_thread = None
+                if tx is not None:
+                    tx.closed = True
+        tx.result = batch.commit
+        self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
+        self._after(batch.commit, batch.tenants, tx.deferred)
+
+    def _commit_time(self, now: datetime | None, tip: tuple[int, str] | None) -> datetime:
+        """The time of the next commit: never earlier than the newest one's.
+
+        An explicit ``now`` earlier than that is refused (as-of reads by time
+        need times in commit order); a clock reading earlier than that (the
+        clock stepped back) is raised to it.
+        """
+        if tip is None:
+            return now or self.now()
+        if self._landed is not None and self._landed[0] == tip:
+            newest = self._landed[1]
+        else:  # first commit of this Store, or another writer landed one since
+            newest = self.time_of(tip[0])
+        if now is None:
+            return max(self.now(), newest)
+        if now < newest:
+            raise InvalidInput(
+                "now", now, f"is earlier than the newest commit's time {newest.isoformat()}"
+            )
+        return now
+
+    def _after(
+        self, commit: Commit, tenants: list[str | None], deferred: list[Callable[[], Any]]
+    ) -> None:
+        """Run subscribers, then deferred work; every hook runs even if an earlier one raised.
+
+        Failures are raised together afterwards as a `HookError`: the commit landed.
+        """
+        errors: list[BaseException] = []
+        for fn, only in list(self._subscribers):
+            seen = visible_commit(commit, tenants, only)
+            if seen is None:
+                continue
+            try:
+                fn(seen)
+            except Exception as exc:
+                errors.append(exc)
+        for work in deferred:
+            try:
+                work()
+            except Exception as exc:
+                errors.append(exc)
+        if errors:
+            raise HookError(commit, errors) from errors[0]
+
+    @contextmanager
+    def writing(self) -> Iterator[Backend]:
+        """The backend inside a write transaction: the open commit's, or a fresh one."""
+        self.check_open()
+        if self.in_my_commit():
+            yield self.backend
+            return
+        with self.lock:
+            self.check_open()
+            self.backend.begin()
+            try:
+                yield self.backend
+                self.backend.commit()
+            except BaseException:
+                self.backend.rollback()
+                raise
+
+    def defer(self, fn: Callable[[], Any]) -> None:
+        self.check_open()
+        if not callable(fn):
+            raise InvalidInput("fn", fn, "must be callable with no arguments")
+        if self.in_my_commit():
+            assert self._tx is not None
+            self._tx.deferred.append(fn)
+        else:
+            fn()
+
+    def subscribe(self, fn: Callable[[Commit], Any], only: str | None) -> Callable[[], None]:
+        self.check_open()
+        if not callable(fn):
+            raise InvalidInput("fn", fn, "must be callable with one argument (the commit)")
+        entry = (fn, only)
+        self._subscribers.append(entry)
+
+        def unsubscribe() -> None:
+            if entry in self._subscribers:
+                self._subscribers.remove(entry)
+
+        return unsubscribe
+
+    def seq(self, ref: Any, *, field: str = "as_of", moments: bool = True) -> int | None:
+        """The commit seq a reference names: None stays None (the present)."""
+        if ref is None:
+            return None
+        if isinstance(ref, Commit):
+            ref = ref.id
+        if isinstance(ref, bool):
+            raise InvalidInput(field, ref, "must be a commit seq, id, Commit or datetime")
+        if isinstance(ref, int):
+            tip = self.tip()
+            if ref < 0 or ref > (tip[0] if tip else 0):
+                raise NotFound(field, ref)
+            return ref
+        if isinstance(ref, str):
+            seq = self.backend.commit_seq(ref)
+            if seq is None:
+                raise NotFound(field, ref)
+            return seq
+        if moments and isinstance(ref, datetime):
+            return self.backend.seq_at(v.moment(field, ref, optional=False))
+        raise InvalidInput(field, ref, "must be a commit seq, id, Commit or datetime")
+
+    def time_of(self, seq: int) -> datetime:
+        """The time of commit ``seq`` (the read moment of an as_of read)."""
+        if seq == 0:
+            return datetime.min.replace(tzinfo=timezone.utc)
+        return self.backend.commits(seqs=[seq], changes=False)[0][0].time
+
+    def tip(self) -> tuple[int, str] | None:
+        """(seq, id) of the newest commit, without reading its changes."""
+        return self.backend.tip()
