@@ -3,16 +3,25 @@
 Every turn of a conversation is one memory ("speaker: text", created at its
 session's date plus its position in seconds, session = "session_N"), each
 conversation is one tenant of one store, the query is the question and the
-relevant memories are its evidence turns. Reported over categories 1-4:
-recall@5 and recall@10 (share of evidence turns retrieved, averaged over
-questions) and hit@10 (at least one evidence turn in the top 10). Evidence ids
-that name no turn of the conversation are dropped; questions left with none are
-skipped (counted in the output).
+relevant memories are its evidence turns. Reported over categories 1-4
+(1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop): recall@5 and recall@10
+(share of evidence turns retrieved, averaged over questions) and hit@10 (at
+least one evidence turn in the top 10), per category, by question length and
+by evidence count; then the ablation of the default scorer (each component off
+in turn) and recall@10 per conversation. Evidence ids that name no turn of the
+conversation are dropped; questions left with none are skipped (counted).
 
-    .venv/bin/python benchmarks/locomo_eval.py [DATASET] [--json] [--scorer NAME]
+    .venv/bin/python benchmarks/locomo_eval.py [DATASET ...] [--json] [--scorer NAME] [--messy]
 
-The dataset is read where it lies (default ../shared/data/locomo/locomo-dev.json);
-it is evaluation data and is never copied into this repository.
+``--messy`` asks every question the way people type in chat: lowercase, no
+question mark, and the two middle letters of its longest word swapped.
+
+Conversations are split by sample id: those of the development split (the
+samples of ``locomo-dev.json``, which the default scorer was developed on) are
+"dev", any other conversation a dataset holds is "held-out" and reported
+apart. The datasets are read where they lie (default:
+shared/data/locomo/locomo-dev.json in a folder above this one); they are
+evaluation data and are never copied into this repository.
 """
 
 from __future__ import annotations
@@ -22,15 +31,39 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import memcommit
 from memcommit.recall import recall
+from memcommit.recall.memory_scorer import MemoryScorer
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
-CATEGORIES = (1, 2, 3, 4)
+DEV_FILE = Path("shared") / "data" / "locomo" / "locomo-dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+#: Question length buckets in words (lower bounds), and evidence count buckets.
+LENGTHS = ((1, "1-6 words"), (7, "7-9 words"), (10, "10-12 words"), (13, "13+ words"))
+EVIDENCE = ((1, "1 turn"), (2, "2 turns"), (3, "3 turns"), (4, "4+ turns"))
+#: The default scorer with one component off at a time.
+ABLATION = {
+    "stems": {"stems": False},
+    "spelling": {"spelling": False},
+    "neighbours": {"neighbours": 0.0},
+    "session": {"session": 0.0},
+    "speaker": {"speaker": 0.0},
+    "dates": {"dates": 0.0},
+}
 _SESSION = re.compile(r"session_(\d+)$")
+
+
+def default_dataset() -> Path:
+    """The dev split in the nearest folder above this script that holds shared/data."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / DEV_FILE).is_file():
+            return parent / DEV_FILE
+    return here.parents[2] / DEV_FILE
 
 
 def session_time(text: str) -> datetime:
@@ -53,8 +86,28 @@ def turns(sample: dict) -> list[tuple[str, str, str, datetime]]:
     return out
 
 
-def questions(sample: dict, known: set[str]) -> tuple[list[tuple[str, set[str], int]], int]:
-    """(question, evidence ids, category) for categories 1-4, and how many were skipped."""
+@dataclass(frozen=True)
+class Question:
+    """One question of categories 1-4 with its evidence turns."""
+
+    text: str
+    evidence: frozenset[str]
+    category: int
+
+
+def messy(text: str) -> str:
+    """``text`` typed in a hurry: lowercase, no "?", the longest word's middle letters swapped."""
+    words = text.lower().rstrip("?").split()
+    longest = max(range(len(words)), key=lambda i: (len(words[i]), -i))
+    word = words[longest]
+    if len(word) >= 5 and word.isalpha():
+        middle = len(word) // 2
+        words[longest] = word[: middle - 1] + word[middle] + word[middle - 1] + word[middle + 1 :]
+    return " ".join(words)
+
+
+def questions(sample: dict, known: set[str]) -> tuple[list[Question], int]:
+    """The questions of categories 1-4, and how many were skipped (no known evidence turn)."""
     out, skipped = [], 0
     for qa in sample["qa"]:
         if qa.get("category") not in CATEGORIES:
@@ -66,21 +119,38 @@ def questions(sample: dict, known: set[str]) -> tuple[list[tuple[str, set[str], 
         if not evidence:
             skipped += 1
             continue
-        out.append((qa["question"], evidence, qa["category"]))
+        out.append(Question(qa["question"], frozenset(evidence), qa["category"]))
     return out, skipped
 
 
+def _bucket(value: int, buckets: tuple[tuple[int, str], ...]) -> str:
+    return next(label for low, label in reversed(buckets) if value >= low)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One question's recall figures and what they are grouped by."""
+
+    conversation: str
+    question: Question
+    recall5: float
+    recall10: float
+    hit10: float
+
+
 class Scores:
-    """Accumulates recall@5, recall@10 and hit@10, overall and per category."""
+    """recall@5, recall@10 and hit@10 of one system, overall and grouped."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[int, float, float, float]] = []
+        self.results: list[Result] = []
 
-    def add(self, category: int, ranked: list[str], evidence: set[str]) -> None:
+    def add(self, conversation: str, question: Question, ranked: list[str]) -> None:
+        evidence = question.evidence
         top5, top10 = set(ranked[:5]), set(ranked[:10])
-        self.rows.append(
-            (
-                category,
+        self.results.append(
+            Result(
+                conversation,
+                question,
                 len(top5 & evidence) / len(evidence),
                 len(top10 & evidence) / len(evidence),
                 1.0 if top10 & evidence else 0.0,
@@ -88,56 +158,86 @@ class Scores:
         )
 
     @staticmethod
-    def _summary(rows: list[tuple[int, float, float, float]]) -> dict[str, float]:
-        n = len(rows) or 1
+    def _summary(results: list[Result]) -> dict[str, float]:
+        n = len(results) or 1
         return {
-            "recall@5": round(sum(r[1] for r in rows) / n, 4),
-            "recall@10": round(sum(r[2] for r in rows) / n, 4),
-            "hit@10": round(sum(r[3] for r in rows) / n, 4),
-            "questions": len(rows),
+            "recall@5": round(sum(r.recall5 for r in results) / n, 4),
+            "recall@10": round(sum(r.recall10 for r in results) / n, 4),
+            "hit@10": round(sum(r.hit10 for r in results) / n, 4),
+            "questions": len(results),
         }
 
-    def summary(self) -> dict:
-        out = self._summary(self.rows)
-        out["by_category"] = {
-            str(c): self._summary([r for r in self.rows if r[0] == c]) for c in CATEGORIES
-        }
+    def _grouped(self, key: Callable[[Result], str]) -> dict[str, dict[str, float]]:
+        groups: dict[str, list[Result]] = {}
+        for result in self.results:
+            groups.setdefault(key(result), []).append(result)
+        return {label: self._summary(rows) for label, rows in groups.items()}
+
+    def summary(self) -> dict[str, Any]:
+        """Overall, then per category, question length, evidence count and conversation.
+
+        Groups without a question are left out.
+        """
+        out: dict[str, Any] = self._summary(self.results)
+        by_category = self._grouped(
+            lambda r: f"{r.question.category} {CATEGORIES[r.question.category]}"
+        )
+        out["by_category"] = dict(sorted(by_category.items()))
+        lengths = self._grouped(lambda r: _bucket(len(r.question.text.split()), LENGTHS))
+        out["by_length"] = {label: lengths[label] for _, label in LENGTHS if label in lengths}
+        counts = self._grouped(lambda r: _bucket(len(r.question.evidence), EVIDENCE))
+        out["by_evidence"] = {label: counts[label] for _, label in EVIDENCE if label in counts}
+        out["by_conversation"] = dict(sorted(self._grouped(lambda r: r.conversation).items()))
         return out
 
 
-def run_memcommit(samples: list[dict], scorer: str | None) -> Scores:
-    """Every conversation a tenant of its own in-memory store; recall top 10 per question.
+@dataclass
+class Conversation:
+    """One conversation loaded as one tenant of its own in-memory store."""
 
-    One store per conversation: a store's commit times only move forward, and the
+    name: str
+    store: Any
+    dia_ids: dict[str, str]  # memory id -> dia_id
+    questions: list[Question]
+    now: datetime
+
+
+def load(sample: dict, *, typed: Callable[[str], str] = str) -> Conversation:
+    """One store per conversation, one commit per turn at the turn's time.
+
+    One store each: a store's commit times only move forward, and the
     conversations' dates overlap.
     """
+    store = memcommit.open(":memory:")
+    tenant = sample["sample_id"]
+    conv = turns(sample)
+    ids: dict[str, str] = {}
+    for dia_id, session, text, created in conv:
+        with store.commit(message=f"{tenant} {dia_id}", now=created) as tx:
+            ids[tx.add(text, kind="event", tenant=tenant, session=session).id] = dia_id
+    qs, _ = questions(sample, {t[0] for t in conv})
+    qs = [Question(typed(q.text), q.evidence, q.category) for q in qs]
+    return Conversation(tenant, store, ids, qs, conv[-1][3] + timedelta(days=1))
+
+
+def run_memcommit(conversations: list[Conversation], scorer: Any) -> Scores:
+    """Recall the top 10 for every question of every conversation with ``scorer``."""
     scores = Scores()
-    for sample in samples:
-        store = memcommit.open(":memory:")
-        tenant = sample["sample_id"]
-        conv = turns(sample)
-        ids: dict[str, str] = {}
-        for dia_id, session, text, created in conv:  # one commit per turn, at the turn's time
-            with store.commit(message=f"{tenant} {dia_id}", now=created) as tx:
-                ids[tx.add(text, kind="event", tenant=tenant, session=session).id] = dia_id
-        qs, _ = questions(sample, {t[0] for t in conv})
-        now = conv[-1][3] + timedelta(days=1)
-        for question, evidence, category in qs:
+    for conv in conversations:
+        for question in conv.questions:
             ctx = recall(
-                store,
-                question,
-                tenant=tenant,
+                conv.store,
+                question.text,
+                tenant=conv.name,
                 max_records=10,
                 scorer=scorer,
-                now=now,
-                explain=False,
+                now=conv.now,
             )
-            scores.add(category, [ids[m.id] for m in ctx.selected], evidence)
-        store.close()
+            scores.add(conv.name, question, [conv.dia_ids[m.id] for m in ctx.selected])
     return scores
 
 
-def run_bm25s(samples: list[dict], stem: bool) -> Scores:
+def run_bm25s(samples: list[dict], stem: bool, typed: Callable[[str], str] = str) -> Scores:
     """bm25s with its English stop words, optionally with PyStemmer's English stemmer."""
     import bm25s
 
@@ -156,56 +256,142 @@ def run_bm25s(samples: list[dict], stem: bool) -> Scores:
             show_progress=False,
         )
         qs, _ = questions(sample, {t[0] for t in conv})
-        for question, evidence, category in qs:
+        for question in qs:
             tokens = bm25s.tokenize(
-                [question], stopwords="en", stemmer=stemmer, show_progress=False
+                [typed(question.text)], stopwords="en", stemmer=stemmer, show_progress=False
             )
             if not tokens.vocab:
-                scores.add(category, [], evidence)
+                scores.add(sample["sample_id"], question, [])
                 continue
             docs, _ = retriever.retrieve(tokens, k=min(10, len(corpus)), show_progress=False)
-            scores.add(category, [conv[i][0] for i in docs[0].tolist()], evidence)
+            scores.add(sample["sample_id"], question, [conv[i][0] for i in docs[0].tolist()])
     return scores
 
 
-def table(results: dict[str, dict]) -> str:
-    """Systems side by side: overall and per category."""
-    lines = []
-    header = f"{'system':<17}{'scope':<8}{'recall@5':>10}{'recall@10':>11}{'hit@10':>9}{'n':>6}"
-    lines.append(header)
+def table(results: dict[str, dict], groups: tuple[str, ...] = ("by_category",)) -> str:
+    """Systems side by side: overall, then each group asked for."""
+    lines = [f"{'system':<17}{'scope':<15}{'recall@5':>10}{'recall@10':>11}{'hit@10':>9}{'n':>6}"]
     for name, summary in results.items():
-        rows = [("all", summary)] + [(f"cat {c}", s) for c, s in summary["by_category"].items()]
+        rows = [("all", summary)]
+        for group in groups:
+            rows += list(summary[group].items())
         for label, s in rows:
             lines.append(
-                f"{name:<17}{label:<8}{s['recall@5']:>10.3f}{s['recall@10']:>11.3f}"
+                f"{name:<17}{label:<15}{s['recall@5']:>10.3f}{s['recall@10']:>11.3f}"
                 f"{s['hit@10']:>9.3f}{s['questions']:>6}"
             )
     return "\n".join(lines)
 
 
+def ablation_table(default: dict, ablated: dict[str, dict]) -> str:
+    """recall@10 of the default scorer and with each component off (change in brackets)."""
+    labels = list(default["by_category"])
+    lines = [f"{'scorer':<20}{'all':>16}" + "".join(f"{label:>22}" for label in labels)]
+
+    def cell(summary: dict, base: dict | None) -> str:
+        value = summary["recall@10"]
+        if base is None:
+            return f"{value:.3f}"
+        return f"{value:.3f} ({value - base['recall@10']:+.3f})"
+
+    lines.append(
+        f"{'memory (default)':<20}{cell(default, None):>16}"
+        + "".join(f"{cell(default['by_category'][label], None):>22}" for label in labels)
+    )
+    for component, summary in ablated.items():
+        lines.append(
+            f"{'  without ' + component:<20}{cell(summary, default):>16}"
+            + "".join(
+                f"{cell(summary['by_category'][label], default['by_category'][label]):>22}"
+                for label in labels
+            )
+        )
+    return "\n".join(lines)
+
+
+def evaluate(
+    samples: list[dict], scorer: Any, *, ablation: bool, typed: Callable[[str], str] = str
+) -> dict[str, Any]:
+    """Every system, and the ablation of the default scorer, over ``samples``."""
+    conversations = [load(sample, typed=typed) for sample in samples]
+    try:
+        systems: dict[str, Callable[[], Scores]] = {
+            "memcommit": lambda: run_memcommit(conversations, scorer),
+            "memcommit-tfidf": lambda: run_memcommit(conversations, "tfidf"),  # the seed's
+            "bm25s": lambda: run_bm25s(samples, stem=False, typed=typed),
+            "bm25s+stem": lambda: run_bm25s(samples, stem=True, typed=typed),
+        }
+        out: dict[str, Any] = {"systems": {name: run().summary() for name, run in systems.items()}}
+        if ablation:
+            out["ablation"] = {
+                component: run_memcommit(conversations, MemoryScorer(**off)).summary()
+                for component, off in ABLATION.items()
+            }
+    finally:
+        for conv in conversations:
+            conv.store.close()
+    out["skipped"] = sum(questions(s, {t[0] for t in turns(s)})[1] for s in samples)
+    out["conversations"] = [s["sample_id"] for s in samples]
+    return out
+
+
+def splits(datasets: list[Path]) -> dict[str, list[dict]]:
+    """The conversations of ``datasets`` as "dev" (the dev file's samples) and "held-out"."""
+    dev_file = default_dataset()
+    dev_ids = (
+        {s["sample_id"] for s in json.loads(dev_file.read_text())} if dev_file.is_file() else set()
+    )
+    seen: dict[str, dict] = {}
+    for path in datasets:
+        for sample in json.loads(path.read_text()):
+            seen.setdefault(sample["sample_id"], sample)
+    out: dict[str, list[dict]] = {}
+    for sample_id, sample in seen.items():
+        out.setdefault("dev" if sample_id in dev_ids else "held-out", []).append(sample)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dataset", nargs="?", default=str(DEFAULT))
+    parser.add_argument("datasets", nargs="*", type=Path, help="LoCoMo JSON files")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--scorer", default=None, help="memcommit scorer (default: recall's)")
+    parser.add_argument("--no-ablation", action="store_true", help="skip the ablation runs")
+    parser.add_argument("--messy", action="store_true", help="questions typed as in chat")
     args = parser.parse_args(argv)
-    samples = json.loads(Path(args.dataset).read_text())
-    systems: dict[str, Callable[[], Scores]] = {
-        "memcommit": lambda: run_memcommit(samples, args.scorer),
-        "memcommit-tfidf": lambda: run_memcommit(samples, "tfidf"),  # the seed's exact ranking
-        "bm25s": lambda: run_bm25s(samples, stem=False),
-        "bm25s+stem": lambda: run_bm25s(samples, stem=True),
+    datasets = args.datasets or [default_dataset()]
+    ablation = not args.no_ablation and args.scorer in (None, "memory")
+    results = {
+        split: evaluate(samples, args.scorer, ablation=ablation, typed=messy if args.messy else str)
+        for split, samples in splits(datasets).items()
     }
-    results = {name: run().summary() for name, run in systems.items()}
     if args.json:
         print(json.dumps(results, indent=2))
-    else:
-        skipped = sum(questions(s, {t[0] for t in turns(s)})[1] for s in samples)
+        return 0
+    for split, result in results.items():
         print(
-            f"LoCoMo {Path(args.dataset).name}: {len(samples)} conversations, "
-            f"categories 1-4, {skipped} questions without a known evidence turn skipped"
+            f"\nLoCoMo {split}{' (messy questions)' if args.messy else ''}: "
+            f"{len(result['conversations'])} conversations "
+            f"({', '.join(result['conversations'])}), categories 1-4, "
+            f"{result['skipped']} questions without a known evidence turn skipped"
         )
-        print(table(results))
+        print(table(result["systems"]))
+        mine = {"memcommit": result["systems"]["memcommit"]}
+        print("\nmemcommit by question length and by evidence count")
+        print(table(mine, ("by_length", "by_evidence")))
+        if "ablation" in result:
+            print("\nAblation: recall@10 with one component of the default scorer off")
+            print(ablation_table(result["systems"]["memcommit"], result["ablation"]))
+        print("\nrecall@10 per conversation")
+        print(
+            table(
+                {
+                    "memcommit": mine["memcommit"],
+                    **{name: result["systems"][name] for name in ("bm25s+stem",)},
+                },
+                ("by_conversation",),
+            )
+        )
     return 0
 
 

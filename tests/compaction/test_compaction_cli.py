@@ -63,8 +63,8 @@ def test_merge_json(db) -> None:
     ("args", "field"),
     [
         (["--older-than", "soon"], "older-than"),
-        (["--now", "yesterday"], "now"),
-        (["--now", "2026-01-01T00:00:00"], "now"),
+        (["--now", "someday"], "now"),
+        (["--now", "2026-13-01T00:00:00"], "now"),
         (["--keep-failed", "-1"], "records"),
     ],
 )

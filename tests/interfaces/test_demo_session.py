@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import memcommit
 from memcommit.cli import main
 
-HEX_ID = re.compile(r"\b[0-9a-f]{12,32}\b")
+HEX_ID = re.compile(r"(…[0-9a-f]{7,32}|\b[0-9a-f]{12,32})\b")
 
 
 def run_demo(path) -> str:

@@ -22,6 +22,8 @@ def seed(bank, now):
         kw.setdefault("tenant", "team-a")
         kw.setdefault("scorer", "tfidf")
         kw.setdefault("now", now)
+        # the workbench's "Keep latest fact per key" checkbox starts unchecked
+        kw.setdefault("latest_per_key", False)
         return recall(bank, query, **kw)
 
     return run

@@ -103,3 +103,9 @@ def test_simulate_a_trace_file_and_a_synthetic_trace(tmp_path):
     assert "ARC" in out.output
     assert "not both" in run("tiers", "simulate", "--capacity", "5", code=1).output
     assert "capacity" in run("tiers", "simulate", str(trace), "--capacity", "0", code=1).output
+
+
+def test_touch_takes_the_short_ids_the_tables_show(db):
+    path, ids = db
+    out = run("tiers", "touch", "…" + ids[0][-7:], "--store", path, "--json")
+    assert json.loads(out.output)["paged_in"] == [ids[0]]

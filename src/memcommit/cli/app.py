@@ -1,14 +1,17 @@
 """The ``memcommit`` command group and what every command shares.
 
 Each command opens the store, calls one library method, and prints either a
-rich table for people or ``--json`` for scripts. Library errors become one
-clear line and a non-zero exit code; ``--debug`` shows the traceback instead.
+rich table for people or ``--json`` for scripts. Every failure a user can cause
+(a library error, a missing or unreadable file, a full disk) becomes one line on
+stderr and exit code 1; ``--debug`` shows the traceback instead. Library log
+records and warnings stay out of the terminal unless ``--verbose`` asks for them.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -19,14 +22,50 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memcommit.cli.lazy import Entry, LazyGroup
-from memcommit.errors import InvalidInput, MemcommitError
+from memcommit.errors import MemcommitError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 DEFAULT_STORE = "memcommit.db"
+DEFAULT_TENANT = "default"
+STORE_ENV = "MEMCOMMIT_STORE"
+TENANT_ENV = "MEMCOMMIT_TENANT"
+
+#: The handler `main` installs on the root logger, replaced on every invocation.
+_log_handler: logging.Handler | None = None
+
+
+def console() -> Console:
+    """A console for stdout, sized when called (so ``COLUMNS`` and the terminal count)."""
+    from rich.console import Console  # here, so that ``memcommit --help`` never imports rich
+
+    return Console(highlight=False)
+
+
+def setup_logging(verbose: int) -> None:
+    """Route log records and warnings to stderr with ``--verbose``, and nowhere without it.
+
+    Without a handler, Python prints warnings of any library (psycopg's pool,
+    say) on stderr through its last-resort handler: a handler that drops them
+    keeps the CLI's output to what the command says.
+    """
+    global _log_handler
+    root = logging.getLogger()
+    if _log_handler is not None:
+        root.removeHandler(_log_handler)
+    if verbose:
+        _log_handler = logging.StreamHandler(sys.stderr)
+        _log_handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+    else:
+        _log_handler = logging.NullHandler()
+    root.addHandler(_log_handler)
+    logging.captureWarnings(True)
+
 
 _STORE = "memcommit.cli.store_cmds"
+_WRITE = "memcommit.cli.write_cmds"
 _COMPACT = "memcommit.cli.compact_cmds"
 _TRANSFER = "memcommit.cli.transfer_cmds"
 
@@ -34,6 +73,9 @@ _TRANSFER = "memcommit.cli.transfer_cmds"
 #: first paragraph of its help, which ``memcommit --help`` shows without that import.
 COMMANDS = {
     "add": Entry(_STORE, "Add one memory in a commit of its own (Transaction.add)."),
+    "archive": Entry(
+        _WRITE, "Move a memory to the archive tier (Transaction.archive); recall leaves it out."
+    ),
     "check": Entry(
         _STORE, "Verify the store's invariants (Store.check); exit code 1 if any is broken."
     ),
@@ -53,12 +95,19 @@ COMMANDS = {
     "find": Entry(
         _STORE, "List memories matching filters (Store.find); live ones only unless --all."
     ),
+    "forget": Entry(
+        _WRITE,
+        "Forget a memory: it no longer holds (Transaction.invalidate), or --purge erases it.",
+    ),
     "get": Entry(_STORE, "Show one memory (Store.get), optionally as it was at an earlier commit."),
     "history": Entry(_STORE, "Show every version of one memory, oldest first (Store.history)."),
     "import": Entry(
         _TRANSFER, 'Rebuild a store from a JSON Lines export (INPUT, or "-" for stdin).'
     ),
     "init": Entry(_STORE, "Create a store (or bring an existing one's schema up to date)."),
+    "invalidate": Entry(
+        _WRITE, "Mark a memory as no longer holding (Transaction.invalidate); history keeps it."
+    ),
     "log": Entry(_STORE, "List commits, newest first (Store.log)."),
     "mcp": Entry(
         "memcommit.cli.mcp_cmds",
@@ -75,10 +124,21 @@ COMMANDS = {
     "recall": Entry(
         "memcommit.cli.recall_cmds", "Pack a bounded context for QUERY from one tenant's memories."
     ),
+    "restore": Entry(_WRITE, "Bring an archived memory back to a tier (Transaction.restore)."),
     "show": Entry(_STORE, "Show one commit and its changes (Store.show), by seq or id."),
+    "supersede": Entry(
+        _WRITE, "Replace memory OLD_ID by NEW_ID (Transaction.supersede); OLD_ID stops holding."
+    ),
     "tiers": Entry(
         "memcommit.cli.tiers_cmds",
         "Working memory: what is in short-term, hits and misses, maintenance, simulation.",
+    ),
+    "trace": Entry(
+        "memcommit.cli.trace_cmds",
+        "Record a task as a trace: begin it, add its steps, finish it.",
+    ),
+    "update": Entry(
+        _WRITE, "Write a new version of a memory with some fields changed (Transaction.update)."
     ),
     "workbench": Entry(
         "memcommit.cli.workbench_cmds",
@@ -87,29 +147,51 @@ COMMANDS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """``console``: the rich console for stdout, made (importing rich) when first used."""
-    if name != "console":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from rich.console import Console
+class CommandLine(LazyGroup):
+    """The root group: click's own usage errors are one line too, like every other failure.
 
-    made: Console = Console()
-    globals()["console"] = made
-    return made
+    Click prints a usage error as the usage, a hint and the error on three lines;
+    here it is ``error: ...`` on one line that names the command's --help.
+    """
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            where = getattr(exc, "ctx", None)
+            hint = f" (see {where.command_path} --help)" if where is not None else ""
+            click.echo(f"error: {exc.format_message().rstrip('.')}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)  # an Exit's code; a command returns None
 
 
-@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=CommandLine, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
+@click.option(
+    "--verbose", "-v", count=True, help="Log what the library does on stderr (-vv: debug)."
+)
 @click.version_option(package_name="memcommit")
 @click.pass_context
-def main(ctx: click.Context, debug: bool) -> None:
+def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     """memcommit: the memory of an AI agent, with commits, tiers and explainable recall.
+
+    Every command reads --store (default ./memcommit.db, or $MEMCOMMIT_STORE)
+    and works in one tenant, --tenant (default "default", or $MEMCOMMIT_TENANT).
+    Read commands never create a store; init and writes do.
 
     Example:
 
         memcommit demo
     """
     ctx.obj = {"debug": debug}
+    setup_logging(verbose)
 
 
 def store_option(fn: Callable) -> Callable:
@@ -117,9 +199,26 @@ def store_option(fn: Callable) -> Callable:
     return click.option(
         "--store",
         "store_target",
-        default=lambda: os.environ.get("MEMCOMMIT_STORE", DEFAULT_STORE),
-        show_default="./memcommit.db or $MEMCOMMIT_STORE",
+        default=lambda: os.environ.get(STORE_ENV, DEFAULT_STORE),
+        show_default=f"./{DEFAULT_STORE} or ${STORE_ENV}",
         help="Path of a SQLite file, or a postgresql:// URL.",
+    )(fn)
+
+
+def tenant_option(fn: Callable) -> Callable:
+    """Add ``--tenant``: the same option, with the same default, on every command."""
+    return click.option(
+        "--tenant",
+        default=lambda: os.environ.get(TENANT_ENV, DEFAULT_TENANT),
+        show_default=f"{DEFAULT_TENANT} or ${TENANT_ENV}",
+        help="The tenant to work in (a hard isolation boundary).",
+    )(fn)
+
+
+def all_tenants_option(fn: Callable) -> Callable:
+    """Add ``--all-tenants`` to maintenance commands that may run over the whole store."""
+    return click.option(
+        "--all-tenants", is_flag=True, help="Work over every tenant instead of --tenant."
     )(fn)
 
 
@@ -128,34 +227,39 @@ def json_option(fn: Callable) -> Callable:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")(fn)
 
 
+def wide_option(fn: Callable) -> Callable:
+    """Add ``--wide``: full ids and content, more columns."""
+    return click.option("--wide", is_flag=True, help="Full ids and content, and more columns.")(fn)
+
+
+def _one_line(exc: BaseException) -> str:
+    """A user-caused failure as one line: what failed, and on which file."""
+    if isinstance(exc, OSError):
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        name = exc.filename if exc.filename is not None else None
+        return f"{reason}: {name}" if name is not None else reason
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not a text file (UTF-8 expected): byte {exc.start} cannot be decoded"
+    return " ".join(str(exc).split())
+
+
 def handle_errors(fn: Callable) -> Callable:
-    """Turn library errors into one line on stderr and exit code 1 (unless --debug)."""
+    """Turn user-caused failures into one line on stderr and exit code 1 (unless --debug)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except MemcommitError as exc:
+        except BrokenPipeError:  # a reader such as `head` left: click ends quietly
+            raise
+        except (MemcommitError, OSError, UnicodeDecodeError) as exc:
             ctx = click.get_current_context()
             if (ctx.find_root().obj or {}).get("debug"):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {_one_line(exc)}", err=True)
             sys.exit(1)
 
     return wrapper
-
-
-def parse_now(text: str | None) -> datetime | None:
-    """``--now``: an ISO 8601 time with an offset, or None for the store's clock."""
-    if text is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None:
-        raise InvalidInput("now", text, "must be an ISO 8601 time with an offset, e.g. ...Z")
-    return moment
 
 
 def to_jsonable(value: Any) -> Any:

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column
 
-import memcommit
 from memcommit.cli.app import (
+    all_tenants_option,
     console,
     handle_errors,
     json_option,
     main,
-    parse_now,
     print_json,
     store_option,
+    tenant_option,
 )
+from memcommit.cli.ids import short_ids
+from memcommit.cli.moments import parse_duration, parse_now
+from memcommit.cli.opening import open_store
+from memcommit.cli.progress import progress_bar
+from memcommit.cli.tables import table as shared_table
 from memcommit.compaction import (
     CompactionResult,
     Compactor,
@@ -31,10 +33,7 @@ from memcommit.compaction import (
     Policy,
     UnderPressure,
 )
-from memcommit.errors import InvalidInput
 from memcommit.model import Commit
-
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 #: Rows of the human-readable table; a big run is summed up in a line after them.
 SHOWN = 20
@@ -42,10 +41,7 @@ SHOWN = 20
 
 def parse_age(text: str) -> timedelta:
     """``"90s"``, ``"30m"``, ``"12h"``, ``"7d"`` or ``"2w"`` as a timedelta."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text or "")
-    if not match:
-        raise InvalidInput("older-than", text, "must be a number and a unit: s, m, h, d or w")
-    return timedelta(**{_UNITS[match[2]]: float(match[1])})
+    return parse_duration("older-than", text or "")  # type: ignore[return-value]
 
 
 def build_policy(
@@ -86,21 +82,9 @@ def _compaction_json(result: CompactionResult) -> dict:
     }
 
 
-def _progress(enabled: bool) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not enabled,
-    )
-
-
-def _open(store_target: str, tenant: str | None):
-    store = memcommit.open(store_target)
-    return store, (store.tenant(tenant) if tenant is not None else store)
+def _open(store_target: str, tenant: str, all_tenants: bool):
+    store = open_store(store_target, write=True)
+    return store, (store if all_tenants else store.tenant(tenant))
 
 
 @main.command("compact")
@@ -118,7 +102,8 @@ def _open(store_target: str, tenant: str | None):
     show_default=True,
     help="Where --pressure counts records.",
 )
-@click.option("--tenant", help="Compact this tenant's traces only.")
+@tenant_option
+@all_tenants_option
 @click.option("--now", "now_text", help="The time to compact at (ISO 8601); default: now.")
 @click.option("--batch", type=int, help="Traces per commit; default: all in one commit.")
 @click.option("--max-bytes", type=int, default=64 * 1024, show_default=True, help="Summary limit.")
@@ -131,7 +116,8 @@ def compact_cmd(
     keep_failed: int | None,
     pressure: int | None,
     per: str,
-    tenant: str | None,
+    tenant: str,
+    all_tenants: bool,
     now_text: str | None,
     batch: int | None,
     max_bytes: int,
@@ -148,7 +134,7 @@ def compact_cmd(
     """
     policy = build_policy(older_than, keep_failed, pressure, per)
     now = parse_now(now_text)
-    store, view = _open(store_target, tenant)
+    store, view = _open(store_target, tenant, all_tenants)
     try:
         compactor = Compactor(view, policy=policy, max_bytes=max_bytes)
         if dry_run:
@@ -159,33 +145,34 @@ def compact_cmd(
                 )
                 return
             for trace in chosen:
-                console.print(f"{trace.id}  {trace.tenant}/{trace.scope}  {trace.root.content}")
-            console.print(f"{len(chosen)} traces would be compacted")
+                console().print(f"{trace.id}  {trace.tenant}/{trace.scope}  {trace.root.content}")
+            console().print(f"{len(chosen)} traces would be compacted")
             return
-        with _progress(not as_json) as bar:
-            task = bar.add_task("compacting", total=None)
-            result = compactor.compact(
-                now,
-                batch=batch,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
+        with progress_bar("compacting", as_json=as_json) as progress:
+            result = compactor.compact(now, batch=batch, progress=progress)
     finally:
         store.close()
     if as_json:
         print_json(_compaction_json(result))
         return
-    table = Table("trace", "tenant", "summary", "task")
     shown = list(zip(result.traces, result.summaries, strict=True))[:SHOWN]
+    short = short_ids([*result.traces, *(s.id for s in result.summaries)])
+    table = shared_table(
+        Column("trace", no_wrap=True), Column("tenant", overflow="ellipsis"),
+        Column("summary", no_wrap=True), Column("task", ratio=1, overflow="ellipsis"),
+    )  # fmt: skip
     for trace_id, summary in shown:
-        table.add_row(trace_id, summary.tenant, summary.id, summary.metadata.get("task", ""))
+        table.add_row(
+            short[trace_id], summary.tenant, short[summary.id], summary.metadata.get("task", "")
+        )
     if shown:
-        console.print(table)
+        console().print(table)
     if len(result.traces) > len(shown):
-        console.print(f"... and {len(result.traces) - len(shown)} more (--json lists them all)")
+        console().print(f"... and {len(result.traces) - len(shown)} more (--json lists them all)")
     for error in result.errors:
-        console.print(f"[red]left {error.trace_id}[/red] ({error.tenant}): {error.error}")
+        console().print(f"[red]left {error.trace_id}[/red] ({error.tenant}): {error.error}")
     seqs = ", ".join(str(c.seq) for c in result.commits) or "none"
-    console.print(
+    console().print(
         f"{len(result.traces)} traces compacted, {len(result.moved)} steps archived, "
         f"{len(result.errors)} errors; commit {seqs}"
     )
@@ -215,7 +202,8 @@ def _merge_json(result: MergeResult) -> dict:
 )
 @click.option("--task", help="Merge the summaries of this task only.")
 @click.option("--key", help="Merge the summaries with this key only.")
-@click.option("--tenant", help="Merge this tenant's summaries only.")
+@tenant_option
+@all_tenants_option
 @click.option("--now", "now_text", help="The time of the merge commit (ISO 8601).")
 @handle_errors
 def merge_cmd(
@@ -224,7 +212,8 @@ def merge_cmd(
     by: str,
     task: str | None,
     key: str | None,
-    tenant: str | None,
+    tenant: str,
+    all_tenants: bool,
     now_text: str | None,
 ) -> None:
     """Fold summaries of the same task into one evolving summary (Compactor.merge).
@@ -236,7 +225,7 @@ def merge_cmd(
         memcommit merge --by task --json
     """
     now = parse_now(now_text)
-    store, view = _open(store_target, tenant)
+    store, view = _open(store_target, tenant, all_tenants)
     try:
         result = Compactor(view).merge(by=by, task=task, key=key, now=now)
     finally:
@@ -246,11 +235,11 @@ def merge_cmd(
         return
     for summary in result.summaries:
         built = len(summary.metadata["provenance"]["built_from"])
-        console.print(f"{summary.id}  {summary.tenant}/{summary.scope}  {built} summaries merged")
+        console().print(f"{summary.id}  {summary.tenant}/{summary.scope}  {built} summaries merged")
     for error in result.errors:
-        console.print(f"[red]left {error.trace_id}[/red] ({error.tenant}): {error.error}")
+        console().print(f"[red]left {error.trace_id}[/red] ({error.tenant}): {error.error}")
     seq = result.commit.seq if result.commit else "none"
-    console.print(
+    console().print(
         f"{len(result.summaries)} merged summaries, {len(result.superseded)} superseded; "
         f"commit {seq}"
     )

@@ -8,6 +8,7 @@ so the demo prints the same tables on every machine.
 from __future__ import annotations
 
 import io
+import shlex
 import tempfile
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -18,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memcommit.cli.app import console, json_option, main, print_json
-from memcommit.cli.demo_session import session_story
+from memcommit.cli.demo_session import TENANT, session_story
 from poolsplit import Pool, retrieve, retrieve_pools
 
 DEMO_NOW = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)
@@ -239,16 +240,28 @@ def demo(store_target: str | None, as_json: bool) -> None:
 
         memcommit demo
     """
-    out = Console(file=io.StringIO()) if as_json else console
-    figures = {"poolsplit": poolsplit_story(out)}
     if store_target is None:
         store_target = str(Path(tempfile.mkdtemp(prefix="memcommit-demo-")) / "memcommit.db")
     elif Path(store_target).exists():
         raise click.BadParameter(
             "must not exist yet: the demo starts a new store", param_hint="--store"
         )
+    out = Console(file=io.StringIO()) if as_json else console()
+    figures = {"poolsplit": poolsplit_story(out)}
     figures["session"] = session_story(out, store_target)
     if as_json:
         print_json(figures)
-    else:
-        console.print(f"\nExplore it: memcommit log --store {store_target}")
+        return
+    out.print(f"\nExplore what the session wrote (tenant {TENANT}):", highlight=False)
+    for line in explore_commands(store_target):
+        out.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+
+
+def explore_commands(store_target: str) -> list[str]:
+    """Command lines that show the demo session's own data (its store and tenant)."""
+    where = f"--store {shlex.quote(store_target)} --tenant {TENANT}"
+    return [
+        f"memcommit log {where}",
+        f"memcommit find --all {where}",
+        f'memcommit recall "why did the checkout test fail" --explain {where}',
+    ]

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 import memcommit
+from memcommit.cli.ids import short_ids
 from memcommit.compaction import Compactor
 from memcommit.recall import Words
 from memcommit.tiers import LRU, TieredMemory
@@ -124,13 +125,14 @@ def session_story(out: Console, target: str) -> dict:
         out.print(f"Query: {QUERY!r}, {BUDGET} words, at most 3 memories besides corrections\n")
         out.print(ctx.render())
         rows = Table(title="Every memory of the tenant, and why it was or was not selected")
-        rows.add_column("id", max_width=14, no_wrap=True)
+        rows.add_column("id", no_wrap=True)
         for column in ("kind", "tier", "score", "outcome", "reason"):
-            rows.add_column(column, no_wrap=True)
+            rows.add_column(column, no_wrap=True, overflow="ellipsis")
+        short = short_ids(row.memory.id for row in ctx.rows)
         for row in ctx.rows:
             score = "" if row.score is None else f"{row.score:.3f}"
             rows.add_row(
-                row.memory.id,
+                short[row.memory.id],
                 row.memory.kind,
                 row.memory.tier,
                 score,

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from memcommit.cli.app import handle_errors, main, store_option
+from memcommit.cli.app import handle_errors, main, store_option, tenant_option
 
 DEFAULT_PORT = 8765
 
 
 @main.command("mcp")
 @store_option
-@click.option(
-    "--tenant",
-    default=lambda: os.environ.get("MEMCOMMIT_TENANT", "default"),
-    show_default="default or $MEMCOMMIT_TENANT",
-    help="The only tenant the server can see; tools cannot choose another.",
-)
+@tenant_option
 @click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option(
     "--port",
@@ -31,6 +24,7 @@ DEFAULT_PORT = 8765
 def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
     """Serve the store to agents as an MCP server (stdio, or HTTP on loopback).
 
+    The server sees --tenant only: its tools cannot choose another.
     Tools: remember, recall, correct, forget, begin_task, add_step,
     finish_task, touch, log. Resources: memcommit://working,
     memcommit://commits/recent, memcommit://memory/{id}. With --http the

@@ -2,38 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memcommit.cli.app import console, handle_errors, json_option, main, print_json
+from memcommit.cli.opening import require_file
+from memcommit.cli.progress import phase_bars
+from memcommit.store.backends import scheme_of
 
 _PHASES = {"copy": "copying commits", "verify": "verifying memories"}
-
-
-@contextlib.contextmanager
-def _progress(*, quiet: bool) -> Iterator[object]:
-    """A rich progress bar per phase on stderr, as a ``progress(phase, done, total)`` callback."""
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        disable=quiet,
-    )
-    tasks: dict[str, int] = {}
-
-    def update(phase: str, done: int, total: int) -> None:
-        if phase not in tasks:
-            tasks[phase] = bar.add_task(_PHASES.get(phase, phase), total=total)
-        bar.update(tasks[phase], completed=done, total=total)
-
-    with bar:
-        yield update
 
 
 @main.command("migrate")
@@ -56,12 +32,14 @@ def migrate_command(source: str, target: str, as_json: bool) -> None:
     """
     from memcommit.store.migrate import migrate
 
-    with _progress(quiet=as_json) as progress:
-        report = migrate(source, target, progress=progress)
+    require_file(source, field="source")
+    reading = {"read_only": True} if scheme_of(source) == "postgresql" else None
+    with phase_bars(_PHASES, as_json=as_json) as progress:
+        report = migrate(source, target, progress=progress, source_options=reading)
     if as_json:
         print_json(report)
         return
-    console.print(
+    console().print(
         f"migrated {report.commits} commits, {report.versions} versions, {report.memories}"
         f" memories, {report.traces} traces, {report.usages} use counts, {report.states}"
         f" state entries; verified (head {report.head})"

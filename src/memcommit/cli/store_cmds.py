@@ -7,83 +7,40 @@ Each command opens the store, calls one library method through a tenant view
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import datetime
-from typing import Any
 
 import click
-from rich.table import Column, Table
+from rich.table import Table
 
-import memcommit
-from memcommit.cli.app import console, handle_errors, json_option, main, print_json, store_option
-from memcommit.model import KINDS, TIERS, Change, Commit, Memory
+from memcommit.cli.app import (
+    console,
+    handle_errors,
+    json_option,
+    main,
+    print_json,
+    store_option,
+    tenant_option,
+    wide_option,
+)
+from memcommit.cli.ids import resolve_as_of, resolve_memory
+from memcommit.cli.opening import opened
+from memcommit.cli.tables import (
+    changes_table,
+    commit_line,
+    commit_table,
+    count,
+    memory_table,
+    when,
+)
+from memcommit.model import KINDS, TIERS
 
-_PREVIEW = 60
 
-
-def tenant_option(fn: Callable) -> Callable:
-    """Add ``--tenant`` (default "default"): every command works inside one tenant."""
+def as_of_option(fn):
+    """Add ``--as-of``: a commit seq, a commit id, or a time (ISO 8601 or ``2h``, ``yesterday``)."""
     return click.option(
-        "--tenant", default="default", show_default=True, help="The tenant to work in."
+        "--as-of",
+        "as_of_text",
+        help="Read as of a commit (seq or id) or a time: ISO 8601, 2h, 3d, yesterday.",
     )(fn)
-
-
-def as_of_option(fn: Callable) -> Callable:
-    """Add ``--as-of``: a commit seq, a commit id, or an ISO 8601 time with an offset."""
-    return click.option(
-        "--as-of", "as_of_text", help="Read as of a commit (seq or id) or a time (ISO 8601)."
-    )(fn)
-
-
-def parse_as_of(text: str | None) -> int | str | datetime | None:
-    """``"12"`` -> seq 12; an ISO time -> datetime; anything else -> a commit id."""
-    if text is None:
-        return None
-    if text.isdigit():
-        return int(text)
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return text
-
-
-@contextmanager
-def opened(store_target: str, tenant: str | None = None) -> Iterator[Any]:
-    """The store (or its tenant view), closed afterwards."""
-    store = memcommit.open(store_target)
-    try:
-        yield store if tenant is None else store.tenant(tenant)
-    finally:
-        store.close()
-
-
-def _preview(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= _PREVIEW else line[: _PREVIEW - 1] + "…"
-
-
-def _memory_table(memories: list[Memory], *, versions: bool = False) -> Table:
-    first = Column("version") if versions else Column("id", overflow="fold", min_width=32)
-    table = Table(first, "kind", "scope", "tier", "status", "content")
-    for m in memories:
-        table.add_row(
-            str(m.version) if versions else m.id, m.kind, m.scope, m.tier, m.status,
-            _preview(m.content),
-        )  # fmt: skip
-    return table
-
-
-def _changes_table(changes: list[Change] | tuple[Change, ...]) -> Table:
-    table = Table("op", Column("memory", overflow="fold", min_width=32), "version", "detail")
-    for c in changes:
-        detail = ", ".join(f"{k}={v}" for k, v in c.detail.items())
-        table.add_row(c.op, c.memory_id or "", "" if c.version is None else str(c.version), detail)
-    return table
-
-
-def _commit_line(c: Commit) -> str:
-    return f"commit {c.seq} {c.id}  {c.time.isoformat()}  {c.author}: {c.message}"
 
 
 @main.command("init")
@@ -97,12 +54,12 @@ def init_cmd(store_target: str, as_json: bool) -> None:
 
         memcommit init --store agent.db
     """
-    with opened(store_target) as store:
+    with opened(store_target, create=True) as store:
         head = store.head
     if as_json:
         print_json({"store": store_target, "head": None if head is None else head.seq})
     else:
-        console.print(f"store ready at {store_target} ({head.seq if head else 0} commits)")
+        console().print(f"store ready at {store_target} ({head.seq if head else 0} commits)")
 
 
 @main.command("add")
@@ -110,7 +67,7 @@ def init_cmd(store_target: str, as_json: bool) -> None:
 @click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)
 @click.option("--scope", default="shared", show_default=True, help="Partition of the memory.")
 @click.option("--session", help="Session the memory belongs to.")
-@click.option("--key", help="Newer facts with the same key replace older ones in recall.")
+@click.option("--key", help="A newer memory with the same key replaces this one in recall.")
 @click.option("--importance", type=float, default=0.5, show_default=True, help="From 0 to 1.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat for more).")
 @click.option("--tier", type=click.Choice(TIERS), default="short", show_default=True)
@@ -132,7 +89,10 @@ def add_cmd(
 
         memcommit add "The user prefers tea" --kind fact --key drink -m "noted a preference"
     """
-    with opened(store_target, tenant) as view, view.commit(message=message, author=author) as tx:
+    with (
+        opened(store_target, tenant, create=True) as view,
+        view.commit(message=message, author=author) as tx,
+    ):
         m = tx.add(
             content, kind=kind, scope=scope, session=session, key=key, importance=importance,
             tags=tags, tier=tier, always=always,
@@ -140,7 +100,7 @@ def add_cmd(
     if as_json:
         print_json({"memory": m, "commit": {"seq": tx.result.seq, "id": tx.result.id}})
     else:
-        console.print(f"added {m.id} in commit {tx.result.seq}")
+        console().print(f"added {m.id} in commit {tx.result.seq}")
 
 
 @main.command("get")
@@ -158,15 +118,16 @@ def get_cmd(memory_id: str, as_of_text: str | None, tenant: str, store_target: s
         memcommit get 01a228c9a9fb154e01830803e85a0f72 --as-of 3
     """
     with opened(store_target, tenant) as view:
-        m = view.get(memory_id, as_of=parse_as_of(as_of_text))
+        m = view.get(resolve_memory(view, memory_id), as_of=resolve_as_of(view, as_of_text))
     if as_json:
         print_json(m)
         return
     table = Table("field", "value", show_header=False)
     for f in dataclasses.fields(m):
         value = getattr(m, f.name)
-        table.add_row(f.name, "" if value is None else str(value))
-    console.print(table)
+        shown = when(value) if f.name.endswith("_at") else "" if value is None else str(value)
+        table.add_row(f.name, shown)
+    console().print(table)
 
 
 @main.command("find")
@@ -181,12 +142,13 @@ def get_cmd(memory_id: str, as_of_text: str | None, tenant: str, store_target: s
 @as_of_option
 @tenant_option
 @store_option
+@wide_option
 @json_option
 @handle_errors
 def find_cmd(
     kinds: tuple[str, ...], scopes: tuple[str, ...], sessions: tuple[str, ...], key: str | None,
     tiers: tuple[str, ...], trace: str | None, everything: bool, limit: int | None,
-    as_of_text: str | None, tenant: str, store_target: str, as_json: bool,
+    as_of_text: str | None, tenant: str, store_target: str, wide: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """List memories matching filters (Store.find); live ones only unless --all.
 
@@ -198,13 +160,14 @@ def find_cmd(
         found = view.find(
             kinds=kinds or None, scopes=scopes or None, sessions=sessions or None, key=key,
             tiers=tiers or None, trace=trace, live=not everything, limit=limit,
-            as_of=parse_as_of(as_of_text),
+            as_of=resolve_as_of(view, as_of_text),
         )  # fmt: skip
     if as_json:
         print_json(found)
         return
-    console.print(_memory_table(found))
-    console.print(f"{len(found)} memories")
+    out = console()
+    out.print(memory_table(found, wide=wide))
+    out.print(f"{count(len(found), 'memory', 'memories')} in tenant {tenant!r}")
 
 
 @main.command("log")
@@ -212,11 +175,13 @@ def find_cmd(
 @as_of_option
 @tenant_option
 @store_option
+@wide_option
 @json_option
 @handle_errors
 def log_cmd(
-    limit: int | None, as_of_text: str | None, tenant: str, store_target: str, as_json: bool
-) -> None:
+    limit: int | None, as_of_text: str | None, tenant: str, store_target: str, wide: bool,
+    as_json: bool,
+) -> None:  # fmt: skip
     """List commits, newest first (Store.log).
 
     Example:
@@ -224,26 +189,23 @@ def log_cmd(
         memcommit log --limit 10
     """
     with opened(store_target, tenant) as view:
-        commits = view.log(limit=limit, as_of=parse_as_of(as_of_text))
+        commits = view.log(limit=limit, as_of=resolve_as_of(view, as_of_text))
     if as_json:
         print_json(commits)
         return
-    table = Table("seq", Column("id", overflow="fold"), "time", "author", "message", "changes")
-    for c in commits:
-        table.add_row(
-            str(c.seq), c.id, c.time.isoformat(timespec="seconds"), c.author, c.message,
-            str(len(c.changes)),
-        )  # fmt: skip
-    console.print(table)
+    out = console()
+    out.print(commit_table(commits, wide=wide))
+    out.print(f"{count(len(commits), 'commit')} that change tenant {tenant!r}")
 
 
 @main.command("show")
 @click.argument("commit")
 @tenant_option
 @store_option
+@wide_option
 @json_option
 @handle_errors
-def show_cmd(commit: str, tenant: str, store_target: str, as_json: bool) -> None:
+def show_cmd(commit: str, tenant: str, store_target: str, wide: bool, as_json: bool) -> None:
     """Show one commit and its changes (Store.show), by seq or id.
 
     Example:
@@ -251,21 +213,23 @@ def show_cmd(commit: str, tenant: str, store_target: str, as_json: bool) -> None
         memcommit show 3
     """
     with opened(store_target, tenant) as view:
-        found = view.show(int(commit) if commit.isdigit() else commit)
+        found = view.show(resolve_as_of(view, commit, field="commit"))
     if as_json:
         print_json(found)
         return
-    console.print(_commit_line(found))
-    console.print(_changes_table(found.changes))
+    out = console()
+    out.print(commit_line(found), markup=False)
+    out.print(changes_table(found.changes, wide=wide))
 
 
 @main.command("history")
 @click.argument("memory_id")
 @tenant_option
 @store_option
+@wide_option
 @json_option
 @handle_errors
-def history_cmd(memory_id: str, tenant: str, store_target: str, as_json: bool) -> None:
+def history_cmd(memory_id: str, tenant: str, store_target: str, wide: bool, as_json: bool) -> None:
     """Show every version of one memory, oldest first (Store.history).
 
     Example:
@@ -273,11 +237,11 @@ def history_cmd(memory_id: str, tenant: str, store_target: str, as_json: bool) -
         memcommit history 01a228c9a9fb154e01830803e85a0f72
     """
     with opened(store_target, tenant) as view:
-        versions = view.history(memory_id)
+        versions = view.history(resolve_memory(view, memory_id))
     if as_json:
         print_json(versions)
         return
-    console.print(_memory_table(versions, versions=True))
+    console().print(memory_table(versions, wide=wide, versions=True))
 
 
 @main.command("diff")
@@ -285,9 +249,10 @@ def history_cmd(memory_id: str, tenant: str, store_target: str, as_json: bool) -
 @click.argument("b")
 @tenant_option
 @store_option
+@wide_option
 @json_option
 @handle_errors
-def diff_cmd(a: str, b: str, tenant: str, store_target: str, as_json: bool) -> None:
+def diff_cmd(a: str, b: str, tenant: str, store_target: str, wide: bool, as_json: bool) -> None:
     """List the changes after commit A up to commit B (Store.diff); seqs, ids or times.
 
     Example:
@@ -295,11 +260,11 @@ def diff_cmd(a: str, b: str, tenant: str, store_target: str, as_json: bool) -> N
         memcommit diff 2 5
     """
     with opened(store_target, tenant) as view:
-        changes = view.diff(parse_as_of(a), parse_as_of(b))
+        changes = view.diff(resolve_as_of(view, a, field="a"), resolve_as_of(view, b, field="b"))
     if as_json:
         print_json(changes)
         return
-    console.print(_changes_table(changes))
+    console().print(changes_table(changes, wide=wide))
 
 
 @main.command("check")
@@ -318,9 +283,9 @@ def check_cmd(store_target: str, as_json: bool) -> None:
     if as_json:
         print_json({"ok": report.ok, "problems": list(report.problems)})
     elif report.ok:
-        console.print("ok: every invariant holds")
+        console().print("ok: every invariant holds")
     else:
         for problem in report.problems:
-            console.print(f"[red]problem[/red] {problem}")
+            console().print(f"[red]problem[/red] {problem}")
     if not report.ok:
         raise SystemExit(1)

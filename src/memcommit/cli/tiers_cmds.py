@@ -5,18 +5,24 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import click
-from rich.table import Table
+from rich.table import Column
 
-import memcommit
 from memcommit.cli.app import (
+    all_tenants_option,
     console,
     handle_errors,
     json_option,
     main,
-    parse_now,
     print_json,
     store_option,
+    tenant_option,
 )
+from memcommit.cli.ids import is_short_id, resolve_memory
+from memcommit.cli.moments import parse_now
+from memcommit.cli.opening import open_store
+from memcommit.cli.progress import progress_bar
+from memcommit.cli.tables import memory_table
+from memcommit.cli.tables import table as shared_table
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.tiers import AccessCount, Never, simulate
 from memcommit.tiers.memory import TieredMemory
@@ -26,9 +32,11 @@ from memcommit.tiers.traces import SYNTHETIC, synthetic
 POLICIES = ["fifo", "lru", "lfu", "2q", "arc", "forgetting", "scored", "learned"]
 
 
-def _tiers(store_target: str, tenant: str | None, **config) -> tuple[object, TieredMemory]:
-    store = memcommit.open(store_target)
-    view = store.tenant(tenant) if tenant is not None else store
+def _tiers(
+    store_target: str, tenant: str, all_tenants: bool, *, write: bool, **config
+) -> tuple[object, TieredMemory]:
+    store = open_store(store_target, write=write)
+    view = store if all_tenants else store.tenant(tenant)
     return store, TieredMemory(view, auto=False, **config)
 
 
@@ -67,7 +75,8 @@ def _policy_options(fn):
         click.option("--promote-uses", type=int, help="Promote memories used this often."),
         click.option("--mid-capacity", type=int, help="Evict to mid-term segments of this size."),
         click.option("--long-capacity", type=int, help="Trim long-term to this many."),
-        click.option("--tenant", help="Work in this tenant only."),
+        tenant_option,
+        all_tenants_option,
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -88,10 +97,11 @@ def tiers_group() -> None:
 @store_option
 @json_option
 @click.option("--scope", "scopes", multiple=True, help="Only these scopes (repeatable).")
-@click.option("--tenant", help="The tenant to show (default: default).")
+@tenant_option
+@all_tenants_option
 @handle_errors
 def working_cmd(
-    store_target: str, as_json: bool, scopes: tuple[str, ...], tenant: str | None
+    store_target: str, as_json: bool, scopes: tuple[str, ...], tenant: str, all_tenants: bool
 ) -> None:
     """List the memories in short-term memory (TieredMemory.working).
 
@@ -99,7 +109,7 @@ def working_cmd(
 
         memcommit tiers working --scope planner --json
     """
-    store, tm = _tiers(store_target, tenant)
+    store, tm = _tiers(store_target, tenant, all_tenants, write=False)
     try:
         found = tm.working(scopes=list(scopes) or None)
     finally:
@@ -109,26 +119,25 @@ def working_cmd(
             [{"id": m.id, "scope": m.scope, "kind": m.kind, "content": m.content} for m in found]
         )
         return
-    table = Table("id", "scope", "kind", "content")
-    for m in found:
-        table.add_row(m.id, m.scope, m.kind, m.content[:60])
-    console.print(table)
-    console.print(f"{len(found)} memories in short-term")
+    out = console()
+    out.print(memory_table(found))
+    out.print(f"{len(found)} memories in short-term")
 
 
 @tiers_group.command("stats")
 @store_option
 @json_option
-@click.option("--tenant", help="The tenant whose counters to show.")
+@tenant_option
+@all_tenants_option
 @handle_errors
-def stats_cmd(store_target: str, as_json: bool, tenant: str | None) -> None:
+def stats_cmd(store_target: str, as_json: bool, tenant: str, all_tenants: bool) -> None:
     """Show hits, warm hits, misses and tier moves per partition (TieredMemory.stats).
 
     Example:
 
         memcommit tiers stats --json
     """
-    store, tm = _tiers(store_target, tenant)
+    store, tm = _tiers(store_target, tenant, all_tenants, write=False)
     try:
         stats = tm.stats
     finally:
@@ -136,15 +145,21 @@ def stats_cmd(store_target: str, as_json: bool, tenant: str | None) -> None:
     if as_json:
         print_json(stats.to_json())
         return
+    # one column per partition (and the total): counter names are long, partitions few
     names = list(asdict(stats.total))
-    table = Table("partition", *[n.replace("_", " ") for n in names], "hit ratio")
-    rows = [
+    parts = [
         *[(f"{t}/{s}", c) for (t, s), c in sorted(stats.partitions.items())],
         ("total", stats.total),
     ]
-    for label, counts in rows:
-        table.add_row(label, *[str(getattr(counts, n)) for n in names], f"{counts.hit_ratio:.3f}")
-    console.print(table)
+    table = shared_table(
+        Column("counter", no_wrap=True),
+        *[Column(label, justify="right", overflow="fold") for label, _ in parts],
+        expand=False,
+    )
+    for name in names:
+        table.add_row(name.replace("_", " "), *[str(getattr(c, name)) for _, c in parts])
+    table.add_row("hit ratio", *[f"{c.hit_ratio:.3f}" for _, c in parts])
+    console().print(table)
 
 
 @tiers_group.command("touch")
@@ -159,19 +174,22 @@ def touch_cmd(
     as_json: bool,
     ids: tuple[str, ...],
     now_text: str | None,
-    tenant: str | None,
+    tenant: str,
+    all_tenants: bool,
     **config,
 ) -> None:
     """Count a use of each id; page archived ones back in (TieredMemory.touch).
 
     Example:
 
-        memcommit tiers touch 01a2... 01a3... --capacity 32 --eviction arc
+        memcommit tiers touch …4be01f3 …9c2d7aa --capacity 32 --eviction arc
     """
-    store, tm = _tiers(store_target, tenant, **_config(**config))
+    store, tm = _tiers(store_target, tenant, all_tenants, write=True, **_config(**config))
     try:
+        view = store if all_tenants else store.tenant(tenant)
+        full = [resolve_memory(view, id) if is_short_id(id) else id for id in ids]
         try:
-            result = tm.touch(list(ids), now=parse_now(now_text))
+            result = tm.touch(full, now=parse_now(now_text))
             unknown: list[str] = []
         except NotFound as exc:
             result, unknown = exc.result, list(exc.value)
@@ -189,7 +207,7 @@ def touch_cmd(
     if as_json:
         print_json(data)
     else:
-        console.print(
+        console().print(
             ", ".join(
                 f"{k.replace('_', ' ')} {len(v)}" for k, v in data.items() if isinstance(v, list)
             )
@@ -205,15 +223,16 @@ def touch_cmd(
 @click.option("--now", "now_text", help="The time of the maintenance (ISO 8601).")
 @handle_errors
 def maintain_cmd(
-    store_target: str, as_json: bool, now_text: str | None, tenant: str | None, **config
-) -> None:
+    store_target: str, as_json: bool, now_text: str | None, tenant: str, all_tenants: bool,
+    **config,
+) -> None:  # fmt: skip
     """Promote, evict over-capacity partitions, settle mid-term, trim long-term (maintain).
 
     Example:
 
         memcommit tiers maintain --capacity 64 --promote-uses 3 --mid-capacity 256
     """
-    store, tm = _tiers(store_target, tenant, **_config(**config))
+    store, tm = _tiers(store_target, tenant, all_tenants, write=True, **_config(**config))
     try:
         result = tm.maintain(now=parse_now(now_text))
     finally:
@@ -230,7 +249,7 @@ def maintain_cmd(
     if as_json:
         print_json(data)
         return
-    console.print(", ".join(f"{k.replace('_', ' ')} {len(v)}" for k, v in data.items()))
+    console().print(", ".join(f"{k.replace('_', ' ')} {len(v)}" for k, v in data.items()))
 
 
 def _trace(path: str | None, kind: str | None, requests: int, seed: int) -> list:
@@ -291,16 +310,22 @@ def simulate_cmd(
 
         memcommit tiers simulate touches.txt --capacity 64 --capacity 256 --policy lru --policy arc
     """
-    trace = _trace(trace_file, synthetic, requests, seed)
-    results = [
-        simulate(trace, capacity=c, policy=policy_by_name(p))
-        for c in capacities
-        for p in (policies or POLICIES)
-    ]
+    runs = [(c, p) for c in capacities for p in (policies or POLICIES)]
+    with progress_bar("reading the trace", as_json=as_json):
+        trace = _trace(trace_file, synthetic, requests, seed)
+    results = []
+    with progress_bar(f"replaying {len(trace)} requests", as_json=as_json) as progress:
+        for done, (capacity, policy) in enumerate(runs):
+            progress(done, len(runs))
+            results.append(simulate(trace, capacity=capacity, policy=policy_by_name(policy)))
+        progress(len(runs), len(runs))
     if as_json:
         print_json([{**asdict(r), "misses": r.misses, "hit_ratio": r.hit_ratio} for r in results])
         return
-    table = Table("policy", "capacity", "requests", "hits", "misses", "hit ratio")
+    table = shared_table(
+        "policy", *[Column(h, justify="right") for h in ("capacity", "requests", "hits", "misses")],
+        Column("hit ratio", justify="right"), expand=False,
+    )  # fmt: skip
     for r in results:
         table.add_row(
             r.policy,
@@ -310,4 +335,4 @@ def simulate_cmd(
             str(r.misses),
             f"{r.hit_ratio:.4f}",
         )
-    console.print(table)
+    console().print(table)

@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memcommit.cli.app import handle_errors, json_option, main, store_option
+from memcommit.cli.opening import open_store
+from memcommit.cli.progress import progress_bar
+from memcommit.errors import InvalidInput
 
 if TYPE_CHECKING:
     from memcommit.store.transfer import Summary
-
-
-@contextlib.contextmanager
-def progress_bar(label: str, *, quiet: bool) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar on stderr, as a ``progress(done, total)`` callback."""
-    bar = Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=quiet,
-    )
-    task = bar.add_task(label, total=None)
-
-    def update(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
-
-    with bar:
-        yield update
 
 
 @main.command("export")
@@ -55,14 +33,13 @@ def export_command(output: str, store_target: str, as_json: bool) -> None:
 
         memcommit export --store agent.db backup.jsonl
     """
-    import memcommit
     from memcommit.store.transfer import export_jsonl
 
-    store = memcommit.open(store_target)
+    store = open_store(store_target, create=False)
     try:
         with (
             click.open_file(output, "w", encoding="utf-8") as out,
-            progress_bar("exporting", quiet=as_json) as progress,
+            progress_bar("exporting", as_json=as_json or output == "-") as progress,
         ):
             summary = export_jsonl(store, out, progress=progress)
     finally:
@@ -86,15 +63,22 @@ def import_command(input_path: str, store_target: str, as_json: bool) -> None:
 
         memcommit import --store restored.db backup.jsonl
     """
-    import memcommit
+    with click.open_file(input_path, "r", encoding="utf-8") as source:
+        source.read(0)  # a missing or unreadable INPUT fails here, before a store is created
+        _import(store_target, source, as_json=as_json)
+
+
+def _import(store_target: str, source, *, as_json: bool) -> None:
     from memcommit.store.transfer import import_jsonl
 
-    store = memcommit.open(store_target)
+    store = open_store(store_target, create=True)
     try:
-        with (
-            click.open_file(input_path, "r", encoding="utf-8") as source,
-            progress_bar("importing", quiet=as_json) as progress,
-        ):
+        head = store.head
+        if head is not None:
+            raise InvalidInput(
+                "store", store_target, f"has {head.seq} commits; import only into a new, empty one"
+            )
+        with progress_bar("importing", as_json=as_json) as progress:
             summary = import_jsonl(store, source, progress=progress)
     finally:
         store.close()

@@ -95,7 +95,11 @@ class AgentMemory:
         kind: Annotated[Kind, Field(description="fact, event, procedure, decision, ...")] = "fact",
         scope: Scope = "shared",
         key: Annotated[
-            str | None, Field(description="Stable name of the fact; a newer one replaces it.")
+            str | None,
+            Field(
+                description="Stable name of the fact; a newer one with the same key"
+                " replaces it in recall."
+            ),
         ] = None,
         importance: Importance = 0.5,
         tags: Tags | None = None,
@@ -106,7 +110,7 @@ class AgentMemory:
         """Remember something worth knowing later (a fact, event, procedure or decision).
 
         Commits one new memory. Give a `key` to a fact that can change (e.g.
-        "user.editor"): recall can then keep only its latest version. Returns the
+        "user.editor"): recall then returns only its latest version. Returns the
         new memory's id and the commit that stored it.
         """
         with self._commit(f"remember: {_short(content)}") as tx:
@@ -135,8 +139,12 @@ class AgentMemory:
         session: Annotated[str | None, Field(description="The current conversation.")] = None,
         include_previous_sessions: bool = True,
         latest_per_key: Annotated[
-            bool, Field(description="Drop older facts whose key has a newer one.")
-        ] = False,
+            bool,
+            Field(
+                description="Drop older memories whose key has a newer one (default); false"
+                " lets every version compete."
+            ),
+        ] = True,
         recency_weight: Annotated[
             float, Field(ge=0.0, le=1.0, description="0 ranks by text match only, 1 by age.")
         ] = 0.0,

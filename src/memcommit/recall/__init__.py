@@ -13,18 +13,28 @@ explain (the rows, counted at once and built a page at a time).
 """
 
 from memcommit.recall.budget import TiktokenCounter, Tokens, Words, count_words
+from memcommit.recall.components import Components
 from memcommit.recall.context import REASONS, STAGES, Context
 from memcommit.recall.explain import Explanation, ExplanationCounts
 from memcommit.recall.pipeline import recall
 from memcommit.recall.rank import Query
 from memcommit.recall.row import Row
-from memcommit.recall.scorers import BatchScorer, Hybrid, PoolsplitScore, Scorer, Tfidf
+from memcommit.recall.scorers import (
+    BatchScorer,
+    ExplainedScorer,
+    Hybrid,
+    PoolsplitScore,
+    Scorer,
+    Tfidf,
+)
 
 __all__ = [
     "REASONS",
     "STAGES",
     "BatchScorer",
+    "Components",
     "Context",
+    "ExplainedScorer",
     "Explanation",
     "ExplanationCounts",
     "Hybrid",

@@ -26,6 +26,7 @@ import numpy as np
 import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
+from memcommit.recall.components import Components
 from memcommit.recall.filters import FILTER_REASONS, PASSED, Scope, apply
 from memcommit.recall.index import Snapshot
 from memcommit.recall.pack import Packed, Packer, taken
@@ -83,11 +84,12 @@ class Explanation:
         scores: np.ndarray,
         pools: Sequence[poolsplit.Pool],
         packed: Packed,
+        components: Components,
         packer: Packer,
         load: Callable[[Sequence[str]], list[Memory]],
     ) -> None:
         self.snap, self.scope, self.now_us = snap, scope, now_us
-        self.cosines, self.scores = cosines, scores
+        self.cosines, self.scores, self.components = cosines, scores, components
         self.pools, self.packed, self.packer, self.load = list(pools), packed, packer, load
         self.selected = [doc for docs in packed.pools.values() for doc in docs]
         self._lock = threading.Lock()
@@ -245,10 +247,13 @@ class Explanation:
             return Row(memory, "ranking", cosine, None, "excluded", "no_lexical_match", None, None)
         raw = self.scores[doc]
         score = None if math.isnan(raw) else float(raw)
+        parts = self.components.of(doc) if score is not None else None
         if code == _UNSEEN:
             trail = self._unseen[int(self.snap.kind[doc])]
             pool, reason = trail[-1]
-            return Row(memory, "packing", cosine, score, "excluded", reason, pool, cost, trail)
+            return Row(
+                memory, "packing", cosine, score, "excluded", reason, pool, cost, trail, parts
+            )
         found = self._decided[doc]
         decision = found.decision
         outcome, verdict = ("selected", None) if taken(decision) else ("excluded", decision.outcome)
@@ -262,6 +267,7 @@ class Explanation:
             decision.pool,
             int(decision.cost),
             tuple(found.trail),
+            parts,
         )
 
 

@@ -89,7 +89,7 @@ class Scope:
     session: str | None = None
     include_previous_sessions: bool = True
     max_age: timedelta | None = None
-    latest_per_key: bool = False
+    latest_per_key: bool = True
     live: bool = True
     tiers: tuple[str, ...] | None = ("short", "mid", "long")
     #: Kinds the pools draw from (None: all). Always-scope memories pass regardless.
@@ -104,7 +104,7 @@ class Scope:
         session: str | None = None,
         include_previous_sessions: bool = True,
         max_age: timedelta | None = None,
-        latest_per_key: bool = False,
+        latest_per_key: bool = True,
         live: bool = True,
         tiers: Iterable[str] | None = ("short", "mid", "long"),
     ) -> Scope:

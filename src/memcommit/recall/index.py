@@ -34,6 +34,7 @@ import numpy as np
 
 from memcommit.model import Memory
 from memcommit.recall.columns import NO_END, NO_START, Codes, Column, to_micros
+from memcommit.recall.speakers import speaker_of
 from memcommit.recall.stem import stem
 from memcommit.recall.text import tokenize
 from memcommit.recall.tfidf import idfs, tf_weights
@@ -57,6 +58,7 @@ _COLUMNS = [
     "words",
     "chars",
     "token_count",
+    "speaker",  # quality hook: who said each memory (recall/speakers.py)
 ]
 _MUTABLE = ("alive", "latest")  # written in place by later changes: copied by snapshots
 
@@ -107,6 +109,7 @@ class TenantIndex:
         self.lock = threading.RLock()
         self.kinds, self.scopes, self.sessions = Codes(), Codes(), Codes()
         self.keys, self.tiers = Codes(), Codes()
+        self.speakers = Codes()  # quality hook: speaker names (recall/speakers.py)
         self._reset_docs()
         self.df = array("i")
         self.generation = 0  # bumps on every change of content or statistics
@@ -130,6 +133,7 @@ class TenantIndex:
         self.words = Column(np.int32)
         self.chars = Column(np.int32)
         self.token_count = Column(np.int32)
+        self.speaker = Column(np.int32)
         self.fwd_start = Column(np.int64)
         self.fwd_terms = Column(np.int32, 1024)
         self.fwd_tf = Column(np.uint16, 1024)
@@ -217,6 +221,7 @@ class TenantIndex:
         self.words.extend([len(text.split()) for text in contents])
         self.chars.extend([len(text) for text in contents])
         self.token_count.extend([m.token_count or 0 for m in batch])
+        self.speaker.extend([self.speakers.code(speaker_of(m)) for m in batch])
 
     def _append_terms(self, batch: list[Memory], first: int) -> None:
         vocabulary, df, delta = self.vocabulary, self.df, self.delta
@@ -512,6 +517,7 @@ class Snapshot:
     words: np.ndarray
     chars: np.ndarray
     token_count: np.ndarray
+    speaker: np.ndarray
 
     @functools.cached_property
     def birth_rank(self) -> np.ndarray:

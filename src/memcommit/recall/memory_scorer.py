@@ -2,67 +2,74 @@
 
 A plain index sees isolated texts; a memory store also knows how words inflect
 across its own vocabulary, which memories were said together in one session,
-and when each was said. This scorer uses all three, deterministically and
-without a model:
+who said each, and when. This scorer uses all of it, deterministically and
+without a model. Each step is one named weight (0 turns it off):
 
-1. **Stems from the store's vocabulary.** Each query term stands for every
-   stored term with the same stem ("hiking" finds "hiked", "hikes"), with
-   BM25 weighting (term saturation ``k1``, length normalization ``b``).
-2. **Neighbouring memories.** In conversation the answer often sits next to
-   the memory that matches the words of the question (a question and its
-   reply). A memory gains ``neighbours`` times the best score of the memories
-   right before and after it in the same session (by creation time).
-3. **Session context.** A memory gains ``session`` times the share of the
-   query's weight that its whole session matches, so a turn in the session
-   that discusses the topic beats a stray match elsewhere.
-4. **Dates.** When the query names a month or a year, memories created in it
-   gain ``dates`` times their score.
+1. **Stems from the store's vocabulary** (``stems``). Each query term stands
+   for every stored term with the same stem ("hiking" finds "hiked"), with
+   BM25 weighting (saturation ``k1``, length normalization ``b``). ``b`` is
+   0.5, below the usual 0.75: in conversation the long turns are where people
+   tell things, so length is penalized less.
+2. **Spelling** (``spelling``). A query term no memory of the tenant contains
+   is mapped to the tenant's own word it most likely meant
+   (`memcommit.recall.spelling`: "sooo", "resturant").
+3. **Neighbouring memories** (``neighbours``). In conversation the answer
+   often sits next to the memory that matches the words of the question (a
+   question and its reply), or one turn further (after an interjection). A
+   memory gains ``neighbours`` times the best BM25 of the memories right
+   before and after it in the same session, plus half the best of those two
+   turns away.
+4. **Session context** (``session``). A memory gains ``session`` times the
+   share of the query's weight that its whole session matches, so a turn in
+   the session that discusses the topic beats a stray match elsewhere.
+5. **Speaker** (``speaker``). A question that names a person is mostly
+   answered by what that person said: memories said by a speaker the query
+   names are multiplied by ``1 + speaker`` (`memcommit.recall.speakers`).
+6. **Dates** (``dates``). When the query names a time (a day, a month, a year,
+   "last week", "two days ago" resolved at ``now``), memories created in it
+   are multiplied by ``1 + dates``, and once more on a named day
+   (`memcommit.recall.when`).
 
 Relevance is scaled to [0, 1] by the best candidate, then blended with recency
 like the seed: ``(1 - w)·relevance + w·2^(-age/half_life)``. A memory that
-matches no query stem, and is not next to one that does, is no match.
+matches no query stem, and is not next to one that does, is no match. Every
+scored memory keeps its parts (`Row.components`): ``bm25``, ``neighbours``
+(added), the ``session``, ``speaker`` and ``dates`` factors, the scaled
+``relevance``, and ``recency`` when it is blended in.
+
+Tried and left out, measured on LoCoMo (see benchmarks/locomo_eval.py): a
+second pass of pseudo-relevance feedback (RM3-style terms of the best first
+memories, weighted below the query's own) lowered recall@10 at every weight
+tried; favouring the reply after a matching turn over the turn before it, and
+favouring memories that mention a time for "when" questions, changed nothing
+or lowered it.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from datetime import datetime, timezone
 from itertools import groupby
 
 import numpy as np
 
-from memcommit.recall.columns import NO_START
+from memcommit.recall.components import Components
 from memcommit.recall.index import TenantIndex
 from memcommit.recall.rank import Query
+from memcommit.recall.speakers import named_speakers, speaker_factor
+from memcommit.recall.spelling import normalized
+from memcommit.recall.text import words
+from memcommit.recall.when import AskedTimes, asked_times, date_factor
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 _TOP = 200  # memories whose neighbours and sessions are looked at
 
 
-def bm25(index: TenantIndex, terms: dict[str, int], k1: float, b: float) -> np.ndarray:
-    """Stem-class BM25 of every document: each query term counts all its stored variants."""
+def bm25(
+    index: TenantIndex, terms: dict[str, int], k1: float, b: float, *, stems: bool = True
+) -> np.ndarray:
+    """Stem-class BM25 of every document: each query term counts all its stored variants.
+
+    ``stems=False`` counts the exact term only (the ablation of stemming).
+    """
     out = np.zeros(index.alive.size, dtype=np.float64)
     n_docs = index.n_docs
     if not n_docs:
@@ -70,7 +77,11 @@ def bm25(index: TenantIndex, terms: dict[str, int], k1: float, b: float) -> np.n
     lengths, average = index.lengths()
     norm = k1 * (1.0 - b + b * lengths / max(average, 1e-9))
     for term in sorted(terms):
-        parts = [index.postings(tid) for tid in sorted(index.vocabulary.variants(term))]
+        if stems:
+            tids = sorted(index.vocabulary.variants(term))
+        else:
+            tids = [tid] if (tid := index.vocabulary.get(term)) is not None else []
+        parts = [index.postings(tid) for tid in tids]
         parts = [p for p in parts if len(p[0])]
         if not parts:
             continue
@@ -89,25 +100,25 @@ def bm25(index: TenantIndex, terms: dict[str, int], k1: float, b: float) -> np.n
     return out
 
 
-_AMBIGUOUS = frozenset(("may", "march", "jan", "mar", "sep", "oct", "dec"))
+def _shifted(values: np.ndarray, by: int) -> np.ndarray:
+    """The best of the values ``by`` places before and after each position (0 past the ends)."""
+    pad = np.zeros(by)
+    best: np.ndarray = np.maximum(
+        np.concatenate((pad, values[:-by])), np.concatenate((values[by:], pad))
+    )
+    return best
 
 
-def _dates(text: str) -> tuple[set[int], set[int]]:
-    """Months and years the query names ("may" or "march" only next to a number)."""
-    words = re.findall(r"[a-z]+|\d+", text.lower())
-    months = set()
-    for position, word in enumerate(words):
-        if word not in _MONTHS:
-            continue
-        near = words[max(0, position - 1) : position] + words[position + 1 : position + 2]
-        if word in _AMBIGUOUS and not any(w.isdigit() for w in near):
-            continue
-        months.add(_MONTHS[word])
-    return months, {int(y) for y in _YEAR.findall(text)}
+def _nearby(values: np.ndarray) -> np.ndarray:
+    """What the turns around each turn matched: the best adjacent, plus half the best two away."""
+    near = _shifted(values, 1)
+    if len(values) > 2:
+        near += _shifted(values, 2) / 2.0
+    return near
 
 
 class MemoryScorer:
-    """Stems, neighbours, sessions and dates on top of BM25 (see the module docstring)."""
+    """Stems, spelling, neighbours, sessions, speakers and dates on BM25 (see the module doc)."""
 
     name = "memory"
 
@@ -115,20 +126,29 @@ class MemoryScorer:
         self,
         *,
         k1: float = 1.2,
-        b: float = 0.75,
+        b: float = 0.5,
+        stems: bool = True,
+        spelling: bool = True,
         neighbours: float = 0.5,
         session: float = 0.5,
+        speaker: float = 1.0,
         dates: float = 0.5,
     ) -> None:
-        self.k1, self.b = k1, b
-        self.neighbours, self.session, self.dates = neighbours, session, dates
+        self.k1, self.b, self.stems, self.spelling = k1, b, stems, spelling
+        self.neighbours, self.session = neighbours, session
+        self.speaker, self.dates = speaker, dates
 
     def relevance(self, query: Query) -> np.ndarray:
         """Unscaled relevance of every document of the query's index."""
+        return self.relevance_parts(query)[0]
+
+    def relevance_parts(self, query: Query) -> tuple[np.ndarray, Components]:
+        """Unscaled relevance of every document, and the parts of each nonzero one."""
         index = query.index
-        base = bm25(index, dict(query.terms), self.k1, self.b)
+        terms = dict(normalized(index, query.terms) if self.spelling else query.terms)  # hook
+        base = bm25(index, terms, self.k1, self.b, stems=self.stems)
         if not base.any():
-            return base
+            return base, Components()
         score = base.copy()
         top = np.flatnonzero(base)
         if len(top) > _TOP:  # the best _TOP, and every memory tied with the last of them
@@ -149,37 +169,46 @@ class MemoryScorer:
             sessions.append((docs, total))
             best_session = max(best_session, total)
             if self.neighbours and len(docs) > 1:
-                values = base[docs]
-                before = np.concatenate(([0.0], values[:-1]))
-                after = np.concatenate((values[1:], [0.0]))
-                score[docs] += self.neighbours * np.maximum(before, after)
+                score[docs] += self.neighbours * _nearby(base[docs])
+        hit = np.flatnonzero(score)
+        matched = score[hit]  # BM25 plus neighbours, before the factors
         if self.session and best_session > 0:
             for docs, total in sessions:
                 score[docs] *= 1.0 + self.session * total / best_session
-        months, years = _dates(query.text)
-        if self.dates and (months or years):
-            hit = np.flatnonzero(score)
-            created = index.created.data[hit]
-            matched = np.zeros(len(hit), dtype=bool)
-            for position, micros in enumerate(created.tolist()):
-                if micros == NO_START:
-                    continue
-                moment = datetime.fromtimestamp(micros / 1e6, tz=timezone.utc)
-                month_ok = not months or moment.month in months
-                year_ok = not years or moment.year in years
-                matched[position] = month_ok and year_ok
-            score[hit[matched]] *= 1.0 + self.dates
-        return score
+        parts = {
+            "bm25": base[hit],
+            "neighbours": matched - base[hit],
+            "session": score[hit] / matched,
+        }
+        # ── quality hooks: factors from recall/speakers.py and recall/when.py ──
+        named = named_speakers(words(query.text), index.speakers) if self.speaker else []
+        parts["speaker"] = speaker_factor(index.speaker.data, hit, named, self.speaker)
+        asked = asked_times(query.text, query.now) if self.dates else AskedTimes()
+        parts["dates"] = date_factor(index.created.data, hit, asked, self.dates)
+        if named or asked:
+            score[hit] *= parts["speaker"] * parts["dates"]
+        return score, Components(hit, parts)
+
+    def score_parts(
+        self, query: Query, docs: np.ndarray, cosines: np.ndarray
+    ) -> tuple[np.ndarray, Components]:
+        """`score_docs`, and the parts of every document with a relevance (`Row.components`)."""
+        relevance, parts = self.relevance_parts(query)
+        mine = relevance[docs]
+        best = float(mine.max()) if len(mine) else 0.0
+        blended = np.full(len(docs), np.nan)
+        if best <= 0.0:
+            return blended, Components()
+        matched = mine > 0.0  # each matched doc is in parts.docs (ascending)
+        parts.values["relevance"] = relevance[parts.docs] / best
+        blended[matched] = mine[matched] / best
+        w = query.recency_weight
+        if w:
+            recency = parts.values["recency"] = query.recencies(parts.docs)
+            mine_recency = recency[np.searchsorted(parts.docs, docs[matched])]
+            blended[matched] = (1.0 - w) * blended[matched] + w * mine_recency
+        return blended, parts
 
     def score_docs(self, query: Query, docs: np.ndarray, cosines: np.ndarray) -> np.ndarray:
         """Relevance scaled to [0, 1] by the best candidate, blended with recency; NaN: no match."""
-        relevance = self.relevance(query)[docs]
-        best = float(relevance.max()) if len(relevance) else 0.0
-        if best <= 0.0:
-            return np.full(len(docs), np.nan)
-        scaled = relevance / best
-        w = query.recency_weight
-        blended = scaled if w == 0.0 else (1.0 - w) * scaled + w * query.recencies(docs)
-        blended[relevance <= 0.0] = np.nan
-        result: np.ndarray = blended
-        return result
+        return self.score_parts(query, docs, cosines)[0]

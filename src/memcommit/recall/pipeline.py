@@ -19,12 +19,13 @@ from memcommit.errors import InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
 from memcommit.recall.budget import Tokens, Words
 from memcommit.recall.columns import to_micros
+from memcommit.recall.components import Components
 from memcommit.recall.context import Context
 from memcommit.recall.explain import Explanation
 from memcommit.recall.filters import PASSED, Scope, apply
 from memcommit.recall.pack import Packed, Packer
 from memcommit.recall.rank import Query, cosines
-from memcommit.recall.scorers import BatchScorer, PoolsplitScore, Scorer, Tfidf
+from memcommit.recall.scorers import BatchScorer, ExplainedScorer, PoolsplitScore, Scorer, Tfidf
 from memcommit.recall.sources import Source, from_memories, from_store
 from memcommit.recall.text import term_counts
 from memcommit.store.protocols import CommitRef, ViewLike
@@ -52,7 +53,7 @@ def recall(
     session: str | None = None,
     include_previous_sessions: bool = True,
     max_age: timedelta | None = None,
-    latest_per_key: bool = False,
+    latest_per_key: bool = True,
     live: bool = True,
     tiers: Iterable[str] | None = ("short", "mid", "long"),
     recency_weight: float = 0.0,
@@ -68,9 +69,12 @@ def recall(
     """Pack a bounded context for ``query`` from one tenant's memories, explaining every one.
 
     ``store_or_view`` is a store, a tenant view, or a list of `Memory`. Filters
-    (``kinds`` .. ``tiers``) run first; survivors are ranked by ``scorer`` (the
-    default ``"memory"``; ``"tfidf"`` is the seed's exact formula, blended with
-    recency by ``recency_weight`` and ``half_life``); poolsplit packs them into
+    (``kinds`` .. ``tiers``) run first; by default the latest fact wins
+    (``latest_per_key=True``: of memories sharing a key only the newest competes;
+    ``as_of`` reads an earlier state, where an older one may still be the newest);
+    survivors are ranked by ``scorer`` (the default ``"memory"``; ``"tfidf"`` is the
+    seed's exact formula, blended with recency by ``recency_weight`` and
+    ``half_life``); poolsplit packs them into
     ``pools`` (default: one pool of ``budget`` and ``max_records``), always-scope
     memories first and outside every cap (when the pools leave kinds out, a first
     pool "always" loads those kinds' always-scope memories). ``now`` is the time
@@ -173,6 +177,7 @@ class _Run:
                 docs = np.flatnonzero(alive)
             candidates = docs[apply(snap, scope, self.now_us, docs) == PASSED]
             self.scores = np.full(snap.size, np.nan)
+            self.components = Components()  # the parts of each score, if the scorer gives them
             if len(candidates):
                 self.scores[candidates] = self._score(scorer, candidates)
         always_flags = snap.always[candidates]
@@ -185,6 +190,9 @@ class _Run:
         self.packer = Packer(snap, unit, pools, query.now, source.load)
 
     def _score(self, scorer: Scorer | BatchScorer, docs: np.ndarray) -> np.ndarray:
+        if isinstance(scorer, ExplainedScorer):
+            scores, self.components = scorer.score_parts(self.query, docs, self.cos[docs])
+            return np.asarray(scores, dtype=float)
         if isinstance(scorer, BatchScorer):
             return np.asarray(scorer.score_docs(self.query, docs, self.cos[docs]), dtype=float)
         out = np.empty(len(docs))
@@ -222,6 +230,7 @@ class _Run:
             self.scores,
             self.pools,
             packed,
+            self.components,
             self.packer,
             self.source.load,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,8 @@ class Row:
 
     ``trail`` lists (pool, decision) for every pool that considered the memory,
     in pool order; ``claimed_by_pool`` there means an earlier pool had already
-    selected it.
+    selected it. ``components`` are the parts of ``score`` when the scorer
+    gives them (the default one does: see `memcommit.recall.memory_scorer`).
     """
 
     memory: Memory
@@ -26,6 +28,7 @@ class Row:
     pool: str | None
     cost: int | None
     trail: tuple[tuple[str, str], ...] = ()
+    components: Mapping[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields (the memory as id, kind, scope and content)."""
@@ -46,4 +49,5 @@ class Row:
             "pool": self.pool,
             "cost": self.cost,
             "trail": [list(step) for step in self.trail],
+            "components": dict(self.components) if self.components is not None else None,
         }

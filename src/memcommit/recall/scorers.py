@@ -28,6 +28,7 @@ import numpy as np
 import poolsplit
 from memcommit.model import Memory
 from memcommit.recall.columns import iso_micros, to_micros
+from memcommit.recall.components import Components
 from memcommit.recall.rank import Query
 
 
@@ -35,6 +36,18 @@ class Scorer(Protocol):
     """Relevance of one memory to a query; None when it does not match at all."""
 
     def __call__(self, memory: Memory, query: Query) -> float | None: ...
+
+
+@runtime_checkable
+class ExplainedScorer(Protocol):
+    """A batch scorer that also returns the parts of its scores (shown as `Row.components`)."""
+
+    name: str
+
+    def score_parts(
+        self, query: Query, docs: np.ndarray, cosines: np.ndarray
+    ) -> tuple[np.ndarray, Components]:
+        """Scores of ``docs`` (as `BatchScorer.score_docs`) and every scored document's parts."""
 
 
 @runtime_checkable

@@ -1,0 +1,56 @@
+"""Who said a memory, and which speakers a query names: speaker awareness for conversation memory.
+
+A question about a person ("What pets does Nate have?") is mostly answered by
+what that person said. A memory's speaker is its ``metadata["speaker"]`` when
+set, else the name before a colon that opens its text, the way chat logs and
+transcripts are written ("Nate: I just got a new puppy"): one to three words
+starting with a letter, then ":" and a space. Names compare lowercased, so a
+query typed in lowercase ("what did nate adopt") names the speaker too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+from memcommit.model import Memory
+from memcommit.recall.columns import Codes
+from memcommit.recall.text import STOP_WORDS, words
+
+_PREFIX = re.compile(r"^\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2})\s*:\s")
+
+
+def speaker_of(memory: Memory) -> str | None:
+    """The lowercased speaker of ``memory``: ``metadata["speaker"]``, else its "Name:" prefix."""
+    named = memory.metadata.get("speaker") if memory.metadata else None
+    if isinstance(named, str) and named.strip():
+        return " ".join(named.lower().split())
+    found = _PREFIX.match(memory.content or "")
+    return " ".join(found.group(1).lower().split()) if found else None
+
+
+def named_speakers(query_words: Iterable[str], speakers: Codes) -> list[int]:
+    """Codes of the speakers ``query_words`` name, in code order.
+
+    A speaker is named when one word of its name (three letters or more, not a
+    stop word) is a word of the query: "Nate" names "nate", "Smith" names
+    "dr smith".
+    """
+    asked = set(query_words)
+    named = []
+    for code, name in enumerate(speakers.values):
+        if any(len(w) >= 3 and w not in STOP_WORDS and w in asked for w in words(str(name))):
+            named.append(code)
+    return named
+
+
+def speaker_factor(
+    speaker: np.ndarray, docs: np.ndarray, named: list[int], weight: float
+) -> np.ndarray:
+    """``1 + weight`` for the ``docs`` said by a named speaker, 1 for the rest."""
+    factor = np.ones(len(docs))
+    if weight and named:
+        factor[np.isin(speaker[docs], named)] += weight
+    return factor

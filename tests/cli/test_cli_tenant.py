@@ -1,0 +1,46 @@
+"""One tenant rule: every command that works in a tenant takes --tenant with the same default."""
+
+from __future__ import annotations
+
+import click
+from click.testing import CliRunner
+
+from memcommit.cli import main
+from memcommit.cli.docs import commands, root_context
+
+#: Commands over the whole store (or no store), which no tenant narrows.
+STORE_WIDE = {
+    "memcommit check", "memcommit demo", "memcommit export", "memcommit import",
+    "memcommit init", "memcommit migrate", "memcommit tiers simulate", "memcommit workbench",
+}  # fmt: skip
+
+
+def tenant_options() -> dict[str, click.Option | None]:
+    root = root_context()
+    found = {}
+    for command, ctx in commands(root.command, root):
+        if isinstance(command, click.Group):
+            continue
+        options = [p for p in command.params if "--tenant" in getattr(p, "opts", ())]
+        found[ctx.command_path] = options[0] if options else None
+    return found
+
+
+def test_every_tenant_command_has_the_same_tenant_option(monkeypatch):
+    monkeypatch.delenv("MEMCOMMIT_TENANT", raising=False)
+    options = tenant_options()
+    without = {path for path, option in options.items() if option is None}
+    assert without == STORE_WIDE
+    shown = {(o.get_default(click.Context(main)), o.show_default) for o in options.values() if o}
+    assert shown == {("default", "default or $MEMCOMMIT_TENANT")}
+
+
+def test_the_environment_sets_the_tenant_everywhere(tmp_path, monkeypatch):
+    path = str(tmp_path / "t.db")
+    monkeypatch.setenv("MEMCOMMIT_TENANT", "acme")
+    runner = CliRunner()
+    assert runner.invoke(main, ["add", "Acme's fact", "--store", path]).exit_code == 0
+    assert "Acme's fact" in runner.invoke(main, ["find", "--store", path]).stdout
+    assert "1 selected" in runner.invoke(main, ["recall", "acme fact", "--store", path]).stdout
+    monkeypatch.delenv("MEMCOMMIT_TENANT")
+    assert "0 memories in tenant 'default'" in runner.invoke(main, ["find", "--store", path]).stdout
