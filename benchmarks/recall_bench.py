@@ -1,48 +1,50 @@
-"""Recall speed at scale: memcommit beside tantivy, SQLite FTS5 and bm25s on one corpus.
+"""Recall in fresh processes: memcommit beside tantivy and SQLite FTS5, same texts and queries.
 
-Short synthetic memories (10-40 words, Zipf-distributed vocabulary plus common
-English function words) spread over 10 tenants; queries are 2-5 words. Every
-system searches one tenant (its own index per tenant, as a tenant filter would),
-top 10 for the peers. memcommit's figure is recall() end to end: scope filters,
-exact TF-IDF cosine blended with recency, and poolsplit packing into a
-2,000-token budget (explain=False, rows not built).
+One tenant of N short synthetic memories (10-40 words: a Zipf-distributed
+vocabulary of 50,000 pseudo-words plus common English function words), stored
+through the public API in bulk commits of 10,000 (a SQLite file). Queries are
+2-5 words drawn from the corpus' own word distribution, function words
+included, so common terms are as frequent in queries as in the texts. The
+long-session variant stores the same texts in sessions of 1,000 memories.
 
-memcommit's index is built directly with ``TenantIndex.put_many`` (the same
-code a store commit runs, minus 1M SQLite commits); memories are loaded from
-the generated corpus for the selected ids, as a store would serve them.
+Every latency is measured in a FRESH process (a child of this script):
 
-Adds: 1,000 new memories for one tenant, timed as indexing them plus the first
-query after them (which computes the document norms it needs under the new
-statistics). Explanation: the full row table of one tenant on demand, as
-counts per reason plus the first page of 100 rows, and every row at once.
+- cold: open the store + the first recall (memcommit; max_records=10), open the
+  on-disk index + the first top-10 query (tantivy, FTS5); median over several
+  processes, each with another query. ``import memcommit`` is timed apart.
+- warm: p50/p95 over the queries in one process after its first recall.
+- RSS of the memcommit child after one recall; size of the index on disk.
+- commits: a one-memory commit with the live index subscribed vs without, and
+  1,000 adds indexed (the work a commit's hook does) plus the next query.
+- ``memcommit recall`` CLI wall time, end to end.
 
-    .venv/bin/python benchmarks/recall_bench.py [--memories 1000000] [--queries 200]
-    .venv/bin/python benchmarks/recall_bench.py --quick   # 100,000 memories, no peers
+Built stores and peer indexes are cached under ``--cache`` (default
+``~/.cache/memcommit-bench``), so reruns only measure.
+
+    .venv/bin/python benchmarks/recall_bench.py --memories 100000
+    .venv/bin/python benchmarks/recall_bench.py --memories 1000000 --sessions 0
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
+import json
 import os
 import shutil
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 
-from memcommit.model import Memory
-from memcommit.recall import Tokens, recall
-from memcommit.recall.index import TenantIndex, Vocabulary
-from memcommit.recall.sources import Source
-
-TENANTS = 10
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
+TENANT = "bench"
+BATCH = 10_000
 FUNCTION_WORDS = [
     "the",
     "a",
@@ -74,314 +76,344 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def vocabulary(size: int, rng: np.random.Generator) -> list[str]:
-    """Distinct pronounceable pseudo-words."""
-    syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"]
-    words: set[str] = set()
-    while len(words) < size:
-        n = rng.integers(2, 4)
-        words.add("".join(syllables[i] for i in rng.integers(0, len(syllables), n)))
-    return sorted(words)
-
-
-def corpus(n: int, seed: int = 7) -> tuple[list[list[str]], list[str]]:
-    """``n`` memories split round-robin over tenants (texts per tenant) and the vocabulary."""
+def corpus(n: int, seed: int = 7) -> list[str]:
+    """``n`` texts of 10-40 words: Zipf pseudo-words, 30% function words."""
     rng = np.random.default_rng(seed)
-    words = vocabulary(50_000, rng)
-    ranks = np.arange(1, len(words) + 1)
-    p = 1.0 / ranks**1.07
+    syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"]
+    found: set[str] = set()
+    while len(found) < 50_000:
+        k = int(rng.integers(2, 4))
+        found.add("".join(syllables[i] for i in rng.integers(0, len(syllables), k)))
+    words = sorted(found)
+    p = 1.0 / np.arange(1, len(words) + 1) ** 1.07
     p /= p.sum()
     lengths = rng.integers(10, 41, n)
-    content = rng.choice(len(words), size=int(lengths.sum()), p=p)
-    function = rng.random(int(lengths.sum())) < 0.3
-    fillers = rng.integers(0, len(FUNCTION_WORDS), int(lengths.sum()))
-    texts: list[list[str]] = [[] for _ in range(TENANTS)]
-    position = 0
-    for i, length in enumerate(lengths.tolist()):
-        parts = [
-            FUNCTION_WORDS[fillers[j]] if function[j] else words[content[j]]
-            for j in range(position, position + length)
-        ]
+    total = int(lengths.sum())
+    content = rng.choice(len(words), size=total, p=p)
+    function = rng.random(total) < 0.3
+    fillers = rng.integers(0, len(FUNCTION_WORDS), total)
+    tokens = [
+        FUNCTION_WORDS[f] if is_function else words[c]
+        for c, is_function, f in zip(
+            content.tolist(), function.tolist(), fillers.tolist(), strict=True
+        )
+    ]
+    out, position = [], 0
+    for length in lengths.tolist():
+        out.append(" ".join(tokens[position : position + length]))
         position += length
-        texts[i % TENANTS].append(" ".join(parts))
-    return texts, words
-
-
-def queries(words: list[str], count: int, seed: int = 11) -> list[tuple[int, str]]:
-    """(tenant, query) pairs: 2-5 words, mostly from the frequent half of the vocabulary."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(count):
-        k = int(rng.integers(2, 6))
-        picks = rng.integers(0, 5_000, k) if rng.random() < 0.7 else rng.integers(0, len(words), k)
-        out.append((int(rng.integers(0, TENANTS)), " ".join(words[i] for i in picks)))
     return out
 
 
-def memory(tenant: int, number: int, text: str) -> Memory:
-    created = NOW - timedelta(minutes=number % 100_000)
-    return Memory(
-        id=f"t{tenant}-{number:07d}",
-        content=text,
-        tenant=f"t{tenant}",
-        kind="fact",
-        created_at=created,
-        created_commit=number + 1,
-    )
+def queries(texts: list[str], count: int, seed: int = 11) -> list[str]:
+    """2-5 words each, drawn from the corpus' own word distribution (common words included)."""
+    rng = np.random.default_rng(seed)
+    sample = " ".join(texts[i] for i in rng.integers(0, len(texts), 2_000)).split()
+    return [
+        " ".join(sample[i] for i in rng.integers(0, len(sample), int(rng.integers(2, 6))))
+        for _ in range(count)
+    ]
 
 
-def additions(texts: list[list[str]], adds: int) -> list[str]:
-    """New memories for tenant 0: 12 words each, reshuffled from its existing ones."""
-    rng = np.random.default_rng(5)
-    return [" ".join(rng.choice(texts[0][i].split(), 12)) for i in range(adds)]
+# ── building (cached) ───────────────────────────────────────────────────────
 
 
-def percentiles(times: list[float]) -> tuple[float, float]:
-    """p50 and p95 in milliseconds."""
-    ordered = sorted(times)
-    return (statistics.median(ordered) * 1e3, ordered[int(0.95 * (len(ordered) - 1))] * 1e3)
+def build_store(path: Path, texts: list[str], session_size: int) -> None:
+    """The store through the public API (bulk commits), then one recall to index it."""
+    import memcommit
 
-
-def timed(
-    fn: Callable[[int, str], object], qs: list[tuple[int, str]], runs: int
-) -> tuple[float, float]:
-    """Median over ``runs`` of (p50, p95) across the queries."""
-    results = []
-    for _ in range(runs):
-        times = []
-        for tenant, text in qs:
-            start = time.perf_counter()
-            fn(tenant, text)
-            times.append(time.perf_counter() - start)
-        results.append(percentiles(times))
-    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
-
-
-def bench_memcommit(texts, qs, runs, adds):
-    gc.collect()
-    before = rss_mb()
-    shared = Vocabulary()
+    if (path.parent / (path.name + ".done")).exists():
+        with memcommit.open(path) as store:  # a snapshot of an older format is rebuilt here
+            store.recall("warm up", tenant=TENANT, max_records=10)
+        return
+    for leftover in path.parent.glob(path.name + "*"):
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
     start = time.perf_counter()
-    indexes = []
-    for t, items in enumerate(texts):
-        index = TenantIndex(f"t{t}", shared)
-        index.put_many(memory(t, i, text) for i, text in enumerate(items))
-        index.merge()
-        indexes.append(index)
-    build = time.perf_counter() - start
-    for index in indexes:  # every norm, so the index memory below includes them
-        index.norms(np.arange(len(index.ids)))
-    gc.collect()
-    memory_mb = rss_mb() - before
-    array_mb = sum(index.memory_bytes() for index in indexes) / 2**20
-
-    def source(t: int) -> Source:
-        def load(ids: list[str]) -> list[Memory]:
-            numbers = [int(i.split("-")[1]) for i in ids]
-            return [memory(t, n, texts[t][n]) for n in numbers]
-
-        return Source(indexes[t], load, True)
-
-    sources = [source(t) for t in range(TENANTS)]
-
-    def run(scorer: str) -> Callable[[int, str], object]:
-        return lambda t, q: recall(
-            sources[t],
-            q,
-            tenant=f"t{t}",
-            budget=Tokens(2000),
-            recency_weight=0.1,
-            scorer=scorer,
-            now=NOW,
-            explain=False,
-        )
-
-    tfidf = timed(run("tfidf"), qs, runs)
-    default = timed(run("memory"), qs, max(1, runs // 2))
-    explained = explain_ms(run("tfidf"), qs)
-    extra = additions(texts, adds)
-    first = len(texts[0])
-    texts[0].extend(extra)  # the loader serves the added memories from here
-    next_query = next(q for t, q in qs if t == 0)
-    start = time.perf_counter()
-    indexes[0].put_many(memory(0, first + i, text) for i, text in enumerate(extra))
-    added = time.perf_counter() - start
-    start = time.perf_counter()
-    run("tfidf")(0, next_query)
-    refresh = time.perf_counter() - start
-    return {
-        "build_s": build,
-        "rss_mb": memory_mb,
-        "arrays_mb": array_mb,
-        "tfidf": tfidf,
-        "memory": default,
-        "add_s": added,
-        "refresh_s": refresh,
-        "explain": explained,
-    }
-
-
-def explain_ms(run: Callable[[int, str], Any], qs: list[tuple[int, str]]) -> dict[str, float]:
-    """The explanation of tenant 0's recalls: counts + a page (median), every row (once)."""
-    mine = [q for t, q in qs if t == 0][:10]
-    paged = []
-    for q in mine:
+    with memcommit.open(path) as store:
+        for first in range(0, len(texts), BATCH):
+            moment = NOW - timedelta(seconds=len(texts) - first)
+            with store.commit(message=f"bulk {first}", now=moment) as tx:
+                for i in range(first, min(first + BATCH, len(texts))):
+                    session = f"s{i // session_size}" if session_size else None
+                    tx.add(texts[i], tenant=TENANT, session=session)
+        stored = time.perf_counter() - start
         start = time.perf_counter()
-        ctx = run(0, q)
-        ctx.explanation.counts()
-        ctx.explanation.page(0, 100)
-        paged.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    rows = len(run(0, mine[0]).rows)
-    return {
-        "page_ms": statistics.median(paged) * 1e3,
-        "all_s": time.perf_counter() - start,
-        "rows": rows,
-    }
+        store.recall("warm up", tenant=TENANT, max_records=10)
+        indexed = time.perf_counter() - start
+    print(f"  built {path.name}: stored in {stored:.0f} s, indexed in {indexed:.1f} s", flush=True)
+    (path.parent / (path.name + ".done")).write_text(json.dumps([stored, indexed]))
 
 
-def bench_tantivy(texts, qs, runs, extra):
+def build_tantivy(path: Path, texts: list[str]) -> None:
     import tantivy
 
+    if (path / "done").exists():
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("body", stored=False)
-    builder.add_integer_field("n", stored=True, indexed=False)
-    schema = builder.build()
-    root = tempfile.mkdtemp(prefix="recall-bench-tantivy-")
-    start = time.perf_counter()
-    indexes = []
-    for t, items in enumerate(texts):
-        path = os.path.join(root, str(t))
-        os.makedirs(path)
-        index = tantivy.Index(schema, path=path)
-        writer = index.writer(heap_size=128_000_000, num_threads=1)
-        for i, text in enumerate(items):
-            writer.add_document(tantivy.Document(body=text, n=i))
-        writer.commit()
-        writer.wait_merging_threads()
-        index.reload()
-        indexes.append(index)
-    build = time.perf_counter() - start
-    searchers = [index.searcher() for index in indexes]
-
-    def search(t: int, q: str) -> object:
-        parsed = indexes[t].parse_query(q, ["body"])
-        return searchers[t].search(parsed, 10).hits
-
-    lat = timed(search, qs, runs)
-    writer = indexes[0].writer(heap_size=64_000_000, num_threads=1)
-    start = time.perf_counter()
-    for i, text in enumerate(extra):
-        writer.add_document(tantivy.Document(body=text, n=10_000_000 + i))
+    index = tantivy.Index(builder.build(), path=str(path))
+    writer = index.writer(heap_size=256_000_000, num_threads=1)
+    for text in texts:
+        writer.add_document(tantivy.Document(body=text))
     writer.commit()
-    indexes[0].reload()
-    added = time.perf_counter() - start
     writer.wait_merging_threads()
-    shutil.rmtree(root, ignore_errors=True)
-    return {"build_s": build, "lat": lat, "add_s": added}
+    (path / "done").write_text("")
 
 
-def bench_fts5(texts, qs, runs, extra):
-    db = sqlite3.connect(":memory:")
-    start = time.perf_counter()
-    for t, items in enumerate(texts):
-        db.execute(f"CREATE VIRTUAL TABLE m{t} USING fts5(body)")
-        db.executemany(f"INSERT INTO m{t}(body) VALUES (?)", ((x,) for x in items))
+def build_fts5(path: Path, texts: list[str]) -> None:
+    if path.with_suffix(".done").exists():
+        return
+    path.unlink(missing_ok=True)
+    db = sqlite3.connect(path)
+    db.execute("CREATE VIRTUAL TABLE m USING fts5(body)")
+    db.executemany("INSERT INTO m(body) VALUES (?)", ((t,) for t in texts))
     db.commit()
-    build = time.perf_counter() - start
-
-    def search(t: int, q: str) -> object:
-        match = " OR ".join(f'"{w}"' for w in q.split())
-        return db.execute(
-            f"SELECT rowid FROM m{t} WHERE m{t} MATCH ? ORDER BY rank LIMIT 10", (match,)
-        ).fetchall()
-
-    lat = timed(search, qs, runs)
-    start = time.perf_counter()
-    db.executemany("INSERT INTO m0(body) VALUES (?)", ((x,) for x in extra))
-    db.commit()
-    added = time.perf_counter() - start
     db.close()
-    return {"build_s": build, "lat": lat, "add_s": added}
+    path.with_suffix(".done").write_text("")
 
 
-def bench_bm25s(texts, qs, runs):
-    import bm25s
+# ── children: each measurement in a fresh process ───────────────────────────
+
+
+def child(argv: list[str]) -> dict:
+    """Run this script as a child with ``argv``; its last stdout line is JSON."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "MEMCOMMIT_INDEX_DIR": ""},
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def child_memcommit(store: str, scorer: str, qs: list[str]) -> dict:
+    start = time.perf_counter()
+    import memcommit
+
+    imported = time.perf_counter() - start
+    start = time.perf_counter()
+    opened = memcommit.open(store, read_only=True)
+    opened.recall(qs[0], tenant=TENANT, max_records=10, scorer=scorer, now=NOW)
+    cold = time.perf_counter() - start
+    rss = rss_mb()
+    times = []
+    for q in qs[1:]:
+        start = time.perf_counter()
+        opened.recall(q, tenant=TENANT, max_records=10, scorer=scorer, now=NOW)
+        times.append(time.perf_counter() - start)
+    return {"import": imported, "cold": cold, "rss": rss, "warm": times}
+
+
+def child_tantivy(path: str, qs: list[str]) -> dict:
+    import tantivy
 
     start = time.perf_counter()
-    retrievers = []
-    for items in texts:
-        retriever = bm25s.BM25()
-        retriever.index(
-            bm25s.tokenize(items, stopwords="en", show_progress=False), show_progress=False
-        )
-        retrievers.append(retriever)
-    build = time.perf_counter() - start
+    index = tantivy.Index.open(path)
+    searcher = index.searcher()
+    searcher.search(index.parse_query(qs[0], ["body"]), 10)
+    cold = time.perf_counter() - start
+    times = []
+    for q in qs[1:]:
+        start = time.perf_counter()
+        searcher.search(index.parse_query(q, ["body"]), 10)
+        times.append(time.perf_counter() - start)
+    return {"cold": cold, "warm": times}
 
-    def search(t: int, q: str) -> object:
-        tokens = bm25s.tokenize([q], stopwords="en", show_progress=False)
-        return retrievers[t].retrieve(tokens, k=10, show_progress=False, n_threads=1)
 
-    return {"build_s": build, "lat": timed(search, qs, runs)}
+def child_fts5(path: str, qs: list[str]) -> dict:
+    def search(db: sqlite3.Connection, q: str) -> list:
+        match = " OR ".join(f'"{w}"' for w in q.split())
+        sql = "SELECT rowid FROM m WHERE m MATCH ? ORDER BY rank LIMIT 10"
+        return db.execute(sql, (match,)).fetchall()
+
+    start = time.perf_counter()
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    search(db, qs[0])
+    cold = time.perf_counter() - start
+    times = []
+    for q in qs[1:]:
+        start = time.perf_counter()
+        search(db, q)
+        times.append(time.perf_counter() - start)
+    return {"cold": cold, "warm": times}
+
+
+def child_commits(store: str, texts: list[str]) -> dict:
+    """One-memory commits with and without the live index; 1,000 adds indexed + next query."""
+    import memcommit
+    from memcommit.recall.sources import store_index
+
+    def singles(opened: memcommit.Store, count: int) -> float:
+        times = []
+        for i in range(count):
+            start = time.perf_counter()
+            with opened.commit(message="one") as tx:
+                tx.add(texts[i % len(texts)], tenant=TENANT)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    plain = memcommit.open(store)
+    without = singles(plain, 40)
+    indexed = memcommit.open(store)
+    indexed.recall("warm up", tenant=TENANT, max_records=10)
+    with_index = singles(indexed, 40)
+    without_again = singles(plain, 40)
+    with indexed.commit(message="adds") as tx:
+        added = [tx.add(texts[i], tenant=TENANT) for i in range(1_000)]
+    index = store_index(indexed).source(TENANT).index
+    start = time.perf_counter()
+    index.put_many(added)
+    put = time.perf_counter() - start
+    start = time.perf_counter()
+    indexed.recall(texts[0][:40], tenant=TENANT, max_records=10, scorer="tfidf")
+    next_query = time.perf_counter() - start
+    return {
+        "without": (without + without_again) / 2,
+        "with": with_index,
+        "put_1000": put,
+        "next_query": next_query,
+    }
+
+
+def run_child(args: argparse.Namespace) -> None:
+    payload = json.loads(Path(args.child_input).read_text())
+    kind = payload["kind"]
+    if kind == "memcommit":
+        result = child_memcommit(payload["path"], payload["scorer"], payload["queries"])
+    elif kind == "tantivy":
+        result = child_tantivy(payload["path"], payload["queries"])
+    elif kind == "fts5":
+        result = child_fts5(payload["path"], payload["queries"])
+    else:
+        result = child_commits(payload["path"], payload["texts"])
+    print(json.dumps(result))
+
+
+def measure(kind: str, work: Path, **payload: object) -> dict:
+    spec = work / f"{kind}-{os.getpid()}.json"
+    spec.write_text(json.dumps({"kind": kind, **payload}))
+    try:
+        return child(["--child-input", str(spec)])
+    finally:
+        spec.unlink()
+
+
+def cold_and_warm(kind: str, work: Path, processes: int, qs: list[str], **payload) -> dict:
+    """Cold: median over ``processes`` fresh processes (another first query each); warm: one."""
+    colds, warm, extra = [], [], {}
+    for p in range(processes):
+        result = measure(kind, work, queries=qs if not p else [qs[p]], **payload)
+        colds.append(result["cold"])
+        if not p:
+            warm, extra = result["warm"], result
+    ordered = sorted(warm)
+    return {
+        "cold_ms": statistics.median(colds) * 1e3,
+        "p50_ms": statistics.median(ordered) * 1e3,
+        "p95_ms": ordered[int(0.95 * (len(ordered) - 1))] * 1e3,
+        "rss_mb": extra.get("rss"),
+        "import_ms": extra.get("import", 0.0) * 1e3,
+    }
+
+
+def cli_wall(store: Path, query: str) -> float:
+    exe = Path(sys.executable).with_name("memcommit")
+    start = time.perf_counter()
+    subprocess.run(
+        [
+            str(exe),
+            "recall",
+            query,
+            "--tenant",
+            TENANT,
+            "--max-records",
+            "10",
+            "--store",
+            str(store),
+        ],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "MEMCOMMIT_INDEX_DIR": ""},
+    )
+    return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--memories", type=int, default=1_000_000)
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--sessions", type=int, default=1_000, help="session size (0: skip)")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--runs", type=int, default=3, help="repetitions; medians are shown")
-    parser.add_argument("--adds", type=int, default=1_000)
-    parser.add_argument("--skip", default="", help="comma-separated peers to skip")
-    parser.add_argument(
-        "--quick", action="store_true", help="100,000 memories, 50 queries, 1 run, no peers"
-    )
+    parser.add_argument("--processes", type=int, default=5, help="fresh processes for cold")
+    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "memcommit-bench"))
+    parser.add_argument("--skip", default="", help="comma-separated: tantivy,fts5,commits")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child-input", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.quick:
-        args.memories, args.queries, args.runs = 100_000, 50, 1
-        args.skip = "tantivy,fts5,bm25s"
-    texts, words = corpus(args.memories)
-    qs = queries(words, args.queries)
-    print(
-        f"corpus: {args.memories:,} memories, {TENANTS} tenants, {len(qs)} queries, "
-        f"medians of {args.runs} runs",
-        flush=True,
-    )
-    ours = bench_memcommit(texts, qs, args.runs, args.adds)
-    print(
-        f"memcommit index built directly (TenantIndex.put_many) in {ours['build_s']:.1f} s; "
-        f"index memory {ours['rss_mb']:.0f} MB RSS ({ours['arrays_mb']:.0f} MB of arrays)",
-        flush=True,
-    )
-    rows = [
-        ("memcommit recall, tfidf", *ours["tfidf"], ours["add_s"] + ours["refresh_s"]),
-        ("memcommit recall, memory", *ours["memory"], None),
-    ]
+    if args.child:
+        run_child(args)
+        return 0
+    n = args.memories
+    cache = Path(args.cache) / f"recall-{n}"
+    cache.mkdir(parents=True, exist_ok=True)
+    texts = corpus(n)
+    qs = queries(texts, args.queries)
     skip = set(args.skip.split(","))
-    extra = texts[0][-args.adds :]
-    del texts[0][-args.adds :]
+    print(f"{n:,} memories in one tenant, {len(qs)} queries; cache {cache}", flush=True)
+    plain = cache / "store.db"
+    build_store(plain, texts, 0)
+    variants = [("no sessions", plain)]
+    if args.sessions:
+        sessions = cache / f"sessions-{args.sessions}.db"
+        build_store(sessions, texts, args.sessions)
+        variants.append((f"sessions of {args.sessions:,}", sessions))
     if "tantivy" not in skip:
-        r = bench_tantivy(texts, qs, args.runs, extra)
-        rows.append(("tantivy top-10", *r["lat"], r["add_s"]))
+        build_tantivy(cache / "tantivy", texts)
     if "fts5" not in skip:
-        r = bench_fts5(texts, qs, args.runs, extra)
-        rows.append(("SQLite FTS5 top-10", *r["lat"], r["add_s"]))
-    if "bm25s" not in skip:
-        r = bench_bm25s(texts, qs, args.runs)
-        rows.append(("bm25s top-10", *r["lat"], None))
-    print(f"\n{'system':<28}{'p50 ms':>9}{'p95 ms':>9}{'+' + str(args.adds) + ' adds s':>14}")
-    for name, p50, p95, add in rows:
-        shown = "" if add is None else f"{add:.3f}"
-        print(f"{name:<28}{p50:>9.2f}{p95:>9.2f}{shown:>14}")
+        build_fts5(cache / "fts5.db", texts)
+    work = Path(tempfile.mkdtemp(prefix="recall-bench-"))
+    rows = []
+    for label, path in variants:
+        for scorer in ("tfidf", "memory"):
+            result = cold_and_warm(
+                "memcommit", work, args.processes, qs, path=str(path), scorer=scorer
+            )
+            rows.append((f"memcommit {scorer}, {label}", result))
+            print(f"  measured memcommit {scorer}, {label}", flush=True)
+    if "tantivy" not in skip:
+        result = cold_and_warm("tantivy", work, args.processes, qs, path=str(cache / "tantivy"))
+        rows.append(("tantivy top-10", result))
+    if "fts5" not in skip:
+        result = cold_and_warm("fts5", work, args.processes, qs, path=str(cache / "fts5.db"))
+        rows.append(("SQLite FTS5 top-10", result))
+    print(f"\n{'fresh process, max 10 results':<40}{'cold ms':>9}{'p50 ms':>9}{'p95 ms':>9}")
+    for name, r in rows:
+        print(f"{name:<40}{r['cold_ms']:>9.1f}{r['p50_ms']:>9.2f}{r['p95_ms']:>9.2f}")
+    ours = rows[0][1]
+    snapshot = sum(p.stat().st_size for p in Path(str(plain) + ".recall").glob("*.idx"))
+    stored, indexed = json.loads((cache / "store.db.done").read_text())
     print(
-        f"\nmemcommit adds: {ours['add_s']:.3f} s to index + {ours['refresh_s']:.3f} s "
-        "for the next query (norms of its hits under the new statistics)"
+        f"\nimport memcommit {ours['import_ms']:.0f} ms; RSS after one recall "
+        f"{ours['rss_mb']:.0f} MB; index snapshot on disk {snapshot / 2**20:.0f} MB "
+        f"(store file {plain.stat().st_size / 2**20:.0f} MB); built through the API in "
+        f"{stored:.0f} s, first index build {indexed:.1f} s"
     )
-    explained = ours["explain"]
-    print(
-        f"memcommit explanation of a {explained['rows']:,}-memory tenant: recall + counts + "
-        f"first page of 100 rows {explained['page_ms']:.1f} ms (median); "
-        f"every row at once {explained['all_s']:.2f} s"
-    )
+    walls = [cli_wall(plain, q) for q in qs[:3]]
+    print(f"memcommit recall CLI, end to end: {statistics.median(walls):.2f} s (median of 3)")
+    if "commits" not in skip:
+        copy = work / "commits.db"
+        shutil.copyfile(plain, copy)
+        shutil.copytree(str(plain) + ".recall", str(copy) + ".recall")
+        c = measure("commits", work, path=str(copy), texts=texts[:1_000])
+        print(
+            f"one-memory commit: {c['with'] * 1e3:.2f} ms with the live index, "
+            f"{c['without'] * 1e3:.2f} ms without "
+            f"(+{100 * (c['with'] / c['without'] - 1):.0f}%); 1,000 adds indexed in "
+            f"{c['put_1000']:.3f} s, next query {c['next_query'] * 1e3:.1f} ms"
+        )
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

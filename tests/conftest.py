@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import uuid
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
 FIXED_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def recall_snapshots(tmp_path_factory, monkeypatch):
+    """Recall's index snapshots go under this test's own directory, never the user's cache."""
+    directory = tmp_path_factory.mktemp("recall-snapshots")
+    monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(directory))
+    return directory
 
 
 @pytest.fixture
@@ -110,3 +120,15 @@ def store_target(tmp_path, store_backend):
     schema = f"test_{uuid.uuid4().hex[:16]}"
     yield POSTGRES_URL, {"schema": schema}
     drop_schemas([schema])
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print every upstream test left out of the framework suites, with its reason."""
+    path = Path(__file__).parent / "integrations" / "deselected.py"
+    spec = importlib.util.spec_from_file_location("upstream_deselected", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    terminalreporter.section("upstream tests deselected (tests/integrations/deselected.py)")
+    for suite, names in module.ALL.items():
+        for name, reason in names.items():
+            terminalreporter.write_line(f"{suite}::{name}: {reason}")

@@ -113,9 +113,17 @@ def _recall(view: Any, query: str, **kw: Any) -> Any:
     return __getattr__("recall")(view, query, **kw)
 
 
+def _erase_purged(store: Any, commit: Any) -> None:
+    """After a purge, recall's snapshots on disk forget it too (loading the recall layer then)."""
+    from memcommit.recall.sources import erase_purged
+
+    erase_purged(store, commit)
+
+
 # ``store.recall(...)`` and ``view.recall(...)``: the store sits below recall and never imports
 # it, so the one call that goes up is connected here, where both layers are known.
 StoreApi.connect_recall(_recall)
+StoreApi.connect_purge(_erase_purged)
 
 __all__ = [
     "ARC",

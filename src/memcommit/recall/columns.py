@@ -75,6 +75,14 @@ class Column:
         self.data = np.array(values, dtype=self.data.dtype)
         self.size = len(self.data)
 
+    def adopt(self, values: np.ndarray) -> None:
+        """Hold ``values`` as they are (no copy: a loaded snapshot's mapped array).
+
+        The first append copies them into a buffer of this column's own.
+        """
+        self.data = values
+        self.size = len(values)
+
     def __len__(self) -> int:
         return self.size
 
@@ -103,3 +111,11 @@ class Codes:
         if value is None:
             return -1
         return self.codes.get(value)
+
+    @classmethod
+    def of(cls, values: Sequence[Hashable]) -> Codes:
+        """A table whose codes are the positions of ``values`` (distinct)."""
+        table = cls()
+        table.values = list(values)
+        table.codes = {value: code for code, value in enumerate(table.values)}
+        return table

@@ -27,7 +27,7 @@ import itertools
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,14 +71,32 @@ class Vocabulary:
         self.terms: list[str] = []
         self.stems: Codes = Codes()
         self.stem_of: list[int] = []  # term id -> stem code
-        self.by_stem: dict[int, list[int]] = {}  # stem code -> term ids
+        self._by_stem: dict[int, list[int]] | None = {}  # stem code -> term ids (None: not yet)
+        self._loaded: tuple[list[str], np.ndarray] | None = None  # stems, stem_of: coded on use
         self._lock = threading.Lock()
+
+    @property
+    def by_stem(self) -> dict[int, list[int]]:
+        """Stem code -> ids of the terms with that stem (built on first use after a load)."""
+        if self._by_stem is None:
+            with self._lock:
+                if self._by_stem is None:
+                    if self._loaded is not None:
+                        self.stems = Codes.of(self._loaded[0])
+                        self.stem_of = self._loaded[1].tolist()
+                        self._loaded = None
+                    by_stem: dict[int, list[int]] = {}
+                    for tid, code in enumerate(self.stem_of):
+                        by_stem.setdefault(code, []).append(tid)
+                    self._by_stem = by_stem
+        return self._by_stem
 
     def id(self, term: str) -> int:
         """The id of ``term``, assigned on first sight."""
         found = self.ids.get(term)
         if found is not None:
             return found
+        by_stem = self.by_stem
         with self._lock:
             found = self.ids.get(term)
             if found is None:
@@ -86,7 +104,7 @@ class Vocabulary:
                 stem_code = self.stems.code(stem(term))
                 self.terms.append(term)
                 self.stem_of.append(stem_code)
-                self.by_stem.setdefault(stem_code, []).append(found)
+                by_stem.setdefault(stem_code, []).append(found)
                 self.ids[term] = found
         return found
 
@@ -96,8 +114,46 @@ class Vocabulary:
 
     def variants(self, term: str) -> list[int]:
         """Ids of every known term with the same stem as ``term`` (itself included)."""
+        by_stem = self.by_stem
         code = self.stems.get(stem(term))
-        return [] if code is None else list(self.by_stem.get(code, ()))
+        return [] if code is None else list(by_stem.get(code, ()))
+
+    @classmethod
+    def of(cls, terms: list[str], stems: list[str], stem_of: np.ndarray) -> Vocabulary:
+        """A vocabulary holding ``terms`` (ids are positions), each with its stem's code."""
+        vocabulary = cls()
+        vocabulary.terms = terms
+        vocabulary.ids = dict(zip(terms, range(len(terms)), strict=True))
+        vocabulary._loaded = (stems, stem_of)  # stems are coded, and grouped, on first use
+        vocabulary._by_stem = None
+        return vocabulary
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A tenant index in compact form: current documents only, used terms and codes only.
+
+    What `TenantIndex.export` writes and `TenantIndex.restore` reads back (the
+    persisted snapshot): numpy ``arrays`` and lists of ``strings``. Nothing of
+    a retired (updated or purged) document survives an export.
+    """
+
+    arrays: dict[str, np.ndarray]
+    strings: dict[str, list[str]]
+
+
+_CODED = {"kind": "kinds", "scope": "scopes", "session": "sessions", "key": "keys", "tier": "tiers"}
+
+
+def _recode(column: np.ndarray, values: list[Hashable]) -> tuple[np.ndarray, list[str]]:
+    """``column``'s codes renumbered densely over the codes it uses (-1 stays -1).
+
+    Every coded column of a memory (kind, scope, session, key, tier, stem) holds text.
+    """
+    used = np.unique(column[column >= 0])
+    table = np.full(len(values) + 1, -1, dtype=np.int64)  # the last slot maps -1 to -1
+    table[used] = np.arange(len(used))
+    return table[column].astype(column.dtype), [str(values[code]) for code in used.tolist()]
 
 
 class TenantIndex:
@@ -116,7 +172,7 @@ class TenantIndex:
 
     def _reset_docs(self) -> None:
         self.ids: list[str] = []
-        self.doc_of: dict[str, int] = {}
+        self._doc_of: dict[str, int] | None = {}  # None: every id in ``ids`` is current
         self.alive = Column(np.bool_)
         self.kind = Column(np.int16)
         self.scope = Column(np.int32)
@@ -151,12 +207,20 @@ class TenantIndex:
         self._norms_complete = False
         self._idf = np.zeros(0)
         self._lengths: tuple[int, np.ndarray, float] | None = None
+        self._links: tuple[int, np.ndarray, np.ndarray] | None = None
         self._snapshot: Snapshot | None = None
 
     # ── writes ──────────────────────────────────────────────────────────────
 
+    @property
+    def doc_of(self) -> dict[str, int]:
+        """Memory id -> its current document (built on first use after a restore)."""
+        if self._doc_of is None:
+            self._doc_of = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        return self._doc_of
+
     def __len__(self) -> int:
-        return len(self.doc_of)
+        return len(self.ids) if self._doc_of is None else len(self._doc_of)
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self.doc_of
@@ -316,7 +380,7 @@ class TenantIndex:
             for name, values in kept.items():
                 getattr(self, name).replace(values)
             self.ids = ids
-            self.doc_of = dict(zip(ids, range(len(ids)), strict=True))
+            self._doc_of = dict(zip(ids, range(len(ids)), strict=True))
             self.fwd_start.replace(np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64))
             if len(keep) == 0:
                 self.fwd_start.replace(np.zeros(0, dtype=np.int64))
@@ -338,6 +402,80 @@ class TenantIndex:
                     if self.latest.data[doc]:
                         self.key_latest[key] = doc
             self.generation += 1
+
+    # ── snapshots on disk ───────────────────────────────────────────────────
+
+    def export(self) -> Exported:
+        """The current documents, their terms and statistics, compactly (see `Exported`).
+
+        Retired documents, terms no current document has and codes no current
+        document uses are left out, so a purged memory leaves no trace. The
+        norms under the current statistics go along (computed now if needed).
+        """
+        with self.lock:
+            keep = np.flatnonzero(self.alive.view())
+            norms = self.norms(keep) if len(keep) else np.zeros(0)
+            starts, lengths = self._spans(keep)
+            firsts = np.cumsum(lengths) - lengths
+            total = int(lengths.sum())
+            entries = np.arange(total, dtype=np.int64) + np.repeat(starts - firsts, lengths)
+            df = np.frombuffer(self.df, dtype=np.int32) if len(self.df) else np.zeros(0, np.int32)
+            used = np.flatnonzero(df > 0)
+            local = np.full(len(df), -1, dtype=np.int32)
+            local[used] = np.arange(len(used), dtype=np.int32)
+            terms = local[self.fwd_terms.data[entries]]
+            tfs = self.fwd_tf.data[entries]
+            arrays = {name: getattr(self, name).view()[keep] for name in _COLUMNS}
+            strings: dict[str, list[str]] = {}
+            for name, table in _CODED.items():
+                arrays[name], strings[table] = _recode(arrays[name], getattr(self, table).values)
+            vocabulary = self.vocabulary
+            vocabulary.by_stem  # noqa: B018 - codes the stems of a loaded vocabulary
+            stem_codes = np.asarray(vocabulary.stem_of, dtype=np.int32)[used]
+            arrays["stem_of"], strings["stems"] = _recode(stem_codes, vocabulary.stems.values)
+            strings["terms"] = [vocabulary.terms[tid] for tid in used.tolist()]
+            strings["ids"] = [self.ids[doc] for doc in keep.tolist()]
+            docs = np.repeat(np.arange(len(keep), dtype=np.int32), lengths)
+            order = np.argsort(terms, kind="stable")
+            counts = np.bincount(terms, minlength=len(used))
+            arrays.update(
+                fwd_start=firsts.astype(np.int64),
+                fwd_terms=terms,
+                fwd_tf=tfs,
+                main_ptr=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+                main_docs=docs[order],
+                main_tf=tfs[order],
+                df=df[used].astype(np.int32),
+                norms=np.asarray(norms, dtype=np.float64),
+            )
+            return Exported(arrays, strings)
+
+    @classmethod
+    def restore(cls, tenant: str, data: Exported) -> TenantIndex:
+        """The index `export` described, using its arrays as they are (mapped, not copied)."""
+        arrays, strings = data.arrays, data.strings
+        vocabulary = Vocabulary.of(strings["terms"], strings["stems"], arrays["stem_of"])
+        index = cls(tenant, vocabulary)
+        for table in _CODED.values():
+            setattr(index, table, Codes.of(strings[table]))
+        for name in [*_COLUMNS, "fwd_start", "fwd_terms", "fwd_tf"]:
+            getattr(index, name).adopt(arrays[name])
+        index.ids = strings["ids"]
+        index._doc_of = None  # every restored document is current: the map waits for a write
+        index.main_ptr = arrays["main_ptr"]
+        index.main_docs = arrays["main_docs"]
+        index.main_tf = arrays["main_tf"]
+        index.df = array("i", arrays["df"].tobytes())
+        keys, latest = arrays["key"], arrays["latest"]
+        for doc in np.flatnonzero(keys >= 0).tolist():
+            index.key_members.setdefault(int(keys[doc]), set()).add(doc)
+            if latest[doc]:
+                index.key_latest[int(keys[doc])] = doc
+        index._norms = arrays["norms"]
+        index._norms_generation = index.generation
+        index._norms_complete = True
+        index._idf = index.idf_table()
+        return index
 
     # ── reads ───────────────────────────────────────────────────────────────
 
@@ -372,7 +510,7 @@ class TenantIndex:
     @property
     def n_docs(self) -> int:
         """The tenant's document count N (current memories)."""
-        return len(self.doc_of)
+        return len(self)
 
     def doc_frequency(self, tid: int | None) -> int:
         """How many of the tenant's memories contain the term (0 for unknown ids)."""
@@ -470,6 +608,43 @@ class TenantIndex:
                 average = float(lengths[alive].mean()) if alive.any() else 1.0
                 self._lengths = (self.generation, lengths, average)
             return self._lengths[1], self._lengths[2]
+
+    def session_links(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each document's previous and next current document in its session (-1: none).
+
+        Sessions are ordered by (creation time, commit, id); a document without
+        a session has no links. Sorted in numpy once per change of the index
+        (only documents of one session, commit and instant are then ordered by
+        id in Python), so a query follows links instead of sorting sessions.
+        """
+        with self.lock:
+            if self._links is None or self._links[0] != self.generation:
+                size = self.alive.size
+                docs = np.flatnonzero(self.alive.view() & (self.session.view() >= 0))
+                session = self.session.data[docs]
+                created, commit = self.created.data[docs], self.commit.data[docs]
+                order = np.lexsort((commit, created, session))
+                docs, session = docs[order], session[order]
+                same = (np.diff(session) == 0) & (np.diff(created[order]) == 0)
+                same &= np.diff(commit[order]) == 0
+                if same.any():
+                    self._order_ties_by_id(docs, same)
+                following = np.diff(session) == 0
+                before = np.full(size, -1, dtype=np.int64)
+                after = np.full(size, -1, dtype=np.int64)
+                after[docs[:-1][following]] = docs[1:][following]
+                before[docs[1:][following]] = docs[:-1][following]
+                self._links = (self.generation, before, after)
+            return self._links[1], self._links[2]
+
+    def _order_ties_by_id(self, docs: np.ndarray, same: np.ndarray) -> None:
+        """Sort, in place and by id, each run of ``docs`` that ``same`` marks as tied."""
+        edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
+        ids = self.ids
+        for first, last in zip(
+            np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True
+        ):
+            docs[first : last + 1] = sorted(docs[first : last + 1].tolist(), key=ids.__getitem__)
 
     def memory_bytes(self) -> int:
         """Approximate bytes held by the arrays (not counting Python object overhead)."""

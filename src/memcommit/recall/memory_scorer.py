@@ -48,7 +48,6 @@ or lowered it.
 from __future__ import annotations
 
 import math
-from itertools import groupby
 
 import numpy as np
 
@@ -100,21 +99,38 @@ def bm25(
     return out
 
 
-def _shifted(values: np.ndarray, by: int) -> np.ndarray:
-    """The best of the values ``by`` places before and after each position (0 past the ends)."""
-    pad = np.zeros(by)
-    best: np.ndarray = np.maximum(
-        np.concatenate((pad, values[:-by])), np.concatenate((values[by:], pad))
-    )
-    return best
+def _session_totals(sessions: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` per session code, each summed in ascending order of value.
+
+    The order of a sum is fixed by the values alone, so a total has the same
+    bits however the index numbered its documents.
+    """
+    order = np.lexsort((values, sessions))
+    sessions, values = sessions[order], values[order]
+    totals = np.zeros(int(sessions.max()) + 1 if len(sessions) else 0)
+    if len(sessions):
+        firsts = np.flatnonzero(np.concatenate(([True], np.diff(sessions) != 0)))
+        totals[sessions[firsts]] = np.add.reduceat(values, firsts)
+    return totals
 
 
-def _nearby(values: np.ndarray) -> np.ndarray:
-    """What the turns around each turn matched: the best adjacent, plus half the best two away."""
-    near = _shifted(values, 1)
-    if len(values) > 2:
-        near += _shifted(values, 2) / 2.0
-    return near
+def _nearby(index: TenantIndex, inside: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """What the turns around each turn matched: the best adjacent, plus half the best two away.
+
+    Follows the index's session links from the matches only, so a long session
+    costs no more than a short one beyond its matches.
+    """
+    near, far = np.zeros(len(base)), np.zeros(len(base))
+    values = base[inside]
+    for link in index.session_links():
+        once = link[inside]
+        found = once >= 0
+        np.maximum.at(near, once[found], values[found])
+        twice = link[once[found]]
+        reach = twice >= 0
+        np.maximum.at(far, twice[reach], values[found][reach])
+    result: np.ndarray = near + far / 2.0
+    return result
 
 
 class MemoryScorer:
@@ -150,31 +166,24 @@ class MemoryScorer:
         if not base.any():
             return base, Components()
         score = base.copy()
-        top = np.flatnonzero(base)
+        hits = np.flatnonzero(base)
+        top = hits
         if len(top) > _TOP:  # the best _TOP, and every memory tied with the last of them
             top = top[base[top] >= np.partition(base[top], len(top) - _TOP)[len(top) - _TOP]]
-        session_col = index.session.view()
-        codes = sorted(set(index.session.data[top].tolist()) - {-1})
-        members = np.flatnonzero(index.alive.view() & np.isin(session_col, codes))
-        created, commit, ids = index.created.data, index.commit.data, index.ids
-        ordered = sorted(
-            members.tolist(),
-            key=lambda d: (int(session_col[d]), int(created[d]), int(commit[d]), ids[d]),
-        )
-        best_session = 0.0
-        sessions: list[tuple[np.ndarray, float]] = []
-        for _, group in groupby(ordered, key=lambda d: int(session_col[d])):
-            docs = np.asarray(list(group), dtype=np.int64)
-            total = float(base[docs].sum())
-            sessions.append((docs, total))
-            best_session = max(best_session, total)
-            if self.neighbours and len(docs) > 1:
-                score[docs] += self.neighbours * _nearby(base[docs])
+        sessions = index.session.data
+        codes = np.unique(sessions[top])
+        codes = codes[codes >= 0]
+        inside = hits[np.isin(sessions[hits], codes)]  # matches in the touched sessions
+        if self.neighbours and len(inside):
+            score += self.neighbours * _nearby(index, inside, base)
         hit = np.flatnonzero(score)
         matched = score[hit]  # BM25 plus neighbours, before the factors
-        if self.session and best_session > 0:
-            for docs, total in sessions:
-                score[docs] *= 1.0 + self.session * total / best_session
+        if len(inside):
+            totals = _session_totals(sessions[inside], base[inside])
+            best_session = float(totals[codes].max())
+            if self.session and best_session > 0:
+                scored = hit[np.isin(sessions[hit], codes)]
+                score[scored] *= 1.0 + self.session * totals[sessions[scored]] / best_session
         parts = {
             "bm25": base[hit],
             "neighbours": matched - base[hit],

@@ -1,7 +1,8 @@
 """Where recall reads from: a store (live index kept current by commits) or a list of memories.
 
-A store gets one `StoreIndex` for its lifetime: tenants are indexed on their
-first recall (one ``find``), and every landed commit updates the tenants
+A store gets one `StoreIndex` for its lifetime: tenants are opened on their
+first recall, from their snapshot on disk (see `StoreIndex`) or with one
+``find``, and every landed commit updates the tenants
 already indexed (``on_commit``), so no query rebuilds anything. Commits made by
 other processes or hosts (which ``on_commit`` never hears of) are caught up at
 the next recall: it compares the store's ``head_seq`` with the last commit the
@@ -11,15 +12,21 @@ commit, and plain lists of memories, get a throwaway index.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import Commit, Memory
-from memcommit.recall.index import TenantIndex, Vocabulary
+from memcommit.recall import persist
+from memcommit.recall.index import TenantIndex
+from memcommit.recall.persist import SnapshotRefused, Stamp
 from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.tenant import backing_store
 
@@ -54,15 +61,29 @@ def from_memories(memories: Iterable[Memory], tenant: str) -> Source:
 
 #: Past this many changed memories, catching up drops the indexes (rebuilt on next use).
 CATCH_UP_LIMIT = 20_000
+#: A snapshot caught up by at least this many changed memories is written again.
+RESAVE_AFTER = 1_000
+
+Progress = Callable[[int, int], None]  # (memories indexed so far, memories to index)
 
 
 class StoreIndex:
-    """The live recall index of one store, updated by its commits; shared by its tenant views."""
+    """The live recall index of one store, updated by its commits; shared by its tenant views.
 
-    def __init__(self, store: ViewLike) -> None:
+    A tenant is opened from its snapshot on disk when there is a sound one
+    (`memcommit.recall.persist`), caught up with the commits since, and built
+    from the store otherwise; a build or a large catch-up writes the snapshot
+    again. ``opened[tenant]`` says how each tenant was opened (and why a
+    snapshot was refused), which tests and tools can show.
+    """
+
+    def __init__(self, store: ViewLike, *, progress: Progress | None = None) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
-        self.vocabulary = Vocabulary()
         self.tenants: dict[str, TenantIndex] = {}
+        self.opened: dict[str, str] = {}
+        self.pending: list[str] = []  # memories of own commits, indexed at the next recall
+        self.progress = progress
+        self.directory = snapshot_dir(store)
         self.lock = threading.RLock()
         self.seen = store.head_seq  # every commit up to this one is in the indexes
         self.unsubscribe = store.on_commit(self._on_commit)
@@ -73,17 +94,90 @@ class StoreIndex:
         return self._store()
 
     def source(self, tenant: str) -> Source:
-        """The tenant's index (built on first use) and a loader reading the store."""
+        """The tenant's index (opened on first use) and a loader reading the store."""
         with self.lock:
+            self._flush()
             self._catch_up()
             index = self.tenants.get(tenant)
             if index is None:
-                index = TenantIndex(tenant, self.vocabulary)
-                memories = self.store.find(tenant=tenant, live=False)
-                index.put_many(m for m in memories if _indexable(m))
-                self.tenants[tenant] = index
+                index = self.tenants[tenant] = self._open(tenant)
         known = len(index) > 0 or tenant in self.store.tenants()
         return Source(index, store_loader(self.store, tenant), known)
+
+    def rebuild(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
+        """Build ``tenant``'s index from the store (and write its snapshot), whatever exists."""
+        with self.lock:
+            self._flush()
+            self._catch_up()
+            index = self.tenants[tenant] = self._build(tenant, progress or self.progress)
+            self.opened[tenant] = "built"
+            return index
+
+    def save(self, tenant: str) -> Path | None:
+        """Write the snapshot of ``tenant``'s index as it is now; its path (None: nowhere to)."""
+        with self.lock:
+            self._flush()
+            index = self.tenants.get(tenant)
+            store = self.store
+            if index is None or self.directory is None or not self.seen:
+                return None
+            path = self.directory / snapshot_name(tenant)
+            first, current = _commit_ids(store, [1, self.seen])
+            stamp = Stamp(first or "", self.seen, current or "")
+            try:
+                persist.write(path, tenant, stamp, index.export())
+            except OSError:  # derived data: a read-only place just means no snapshot
+                return None
+            return path
+
+    def _open(self, tenant: str) -> TenantIndex:
+        """The tenant's index from its snapshot (caught up) if sound, else built anew."""
+        loaded = self._load(tenant)
+        if isinstance(loaded, str):
+            self.opened[tenant] = loaded
+            return self._build(tenant, self.progress)
+        index, changed = loaded
+        self.opened[tenant] = f"loaded, caught up {changed} memories"
+        if changed >= RESAVE_AFTER:
+            self.tenants[tenant] = index
+            self.save(tenant)
+        return index
+
+    def _load(self, tenant: str) -> tuple[TenantIndex, int] | str:
+        """(index, memories caught up) from the snapshot, or why it was not used."""
+        store = self.store
+        if self.directory is None or not self.seen:
+            return "built: no snapshot place" if self.directory is None else "built: empty store"
+        path = self.directory / snapshot_name(tenant)
+        try:
+            stamp, data = persist.read(path, tenant, _commit_ids(store, [1])[0] or "")
+        except SnapshotRefused as refused:
+            return f"built: snapshot {refused.reason}"
+        if stamp.seq > self.seen or stamp.commit != _commit_ids(store, [stamp.seq])[0]:
+            return "built: snapshot from another history"
+        index = TenantIndex.restore(tenant, data)
+        if stamp.seq == self.seen:
+            return index, 0
+        changes = store.tenant(tenant).diff(stamp.seq, self.seen)
+        ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
+        if len(ids) > CATCH_UP_LIMIT:
+            return f"built: snapshot {len(ids)} memories behind"
+        if _put(index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant]):
+            return index, max(len(ids), RESAVE_AFTER)  # written again at once: a purge came
+        return index, len(ids)
+
+    def _build(self, tenant: str, progress: Progress | None) -> TenantIndex:
+        index = TenantIndex(tenant)
+        memories = [m for m in self.store.find(tenant=tenant, live=False) if _indexable(m)]
+        report = progress if progress is not None else terminal_progress(len(memories))
+        for first in range(0, len(memories), BUILD_STEP):
+            index.put_many(memories[first : first + BUILD_STEP])
+            if report is not None:
+                report(min(first + BUILD_STEP, len(memories)), len(memories))
+        self.tenants[tenant] = index
+        if memories:
+            self.save(tenant)
+        return index
 
     def _catch_up(self) -> None:
         """Apply the commits of other writers that landed since the last one seen."""
@@ -93,16 +187,33 @@ class StoreIndex:
         if self.tenants:
             ids = list(dict.fromkeys(c.memory_id for c in self.store.diff(self.seen, head)))
             if len(ids) > CATCH_UP_LIMIT:
-                self.tenants.clear()  # cheaper to index each tenant again when next asked
+                self.tenants.clear()  # cheaper to open each tenant again when next asked
             else:
                 self._apply([i for i in ids if i])
         self.seen = head
 
     def _on_commit(self, commit: Commit) -> None:
+        """Note the commit's memories; they are indexed at the next recall, in one read.
+
+        A commit pays a list append, not a read of what it wrote. A purge is
+        applied at once (its words leave the snapshot now); so many pending
+        changes that catching up costs more than opening again drop the indexes.
+        """
         with self.lock:
-            self._apply([c.memory_id for c in commit.changes if c.memory_id])
+            if self.tenants:
+                self.pending += [c.memory_id for c in commit.changes if c.memory_id]
+            if len(self.pending) > CATCH_UP_LIMIT:
+                self.tenants.clear()
+                self.pending = []
+            elif any(change.op == "purge" for change in commit.changes):
+                self._flush()
             if commit.seq == self.seen + 1:  # otherwise another writer's commits came between
                 self.seen = commit.seq
+
+    def _flush(self) -> None:
+        """Index the memories of this store's own commits noted since the last recall."""
+        pending, self.pending = self.pending, []
+        self._apply(pending)
 
     def _apply(self, ids: list[str]) -> None:
         """Put the current versions of ``ids`` into the indexes of tenants already indexed."""
@@ -118,11 +229,90 @@ class StoreIndex:
                 if memory is not None and memory.tenant in self.tenants:
                     changed.setdefault(memory.tenant, []).append(memory)
             for tenant, memories in changed.items():
-                index = self.tenants[tenant]
-                index.put_many(m for m in memories if _indexable(m))
-                for memory in memories:
-                    if not _indexable(memory):  # purged: no longer a document
-                        index.remove(memory.id)
+                if _put(self.tenants[tenant], memories):
+                    self.save(tenant)  # the purged memory's words leave the snapshot now
+
+
+#: Memories indexed between two progress reports of a build.
+BUILD_STEP = 10_000
+
+
+def _put(index: TenantIndex, memories: list[Memory]) -> bool:
+    """Index the current versions ``memories``; purged ones stop being documents.
+
+    True when one was purged (its snapshot must be written again without it).
+    """
+    index.put_many(m for m in memories if _indexable(m))
+    purged = [m.id for m in memories if not _indexable(m)]
+    for memory_id in purged:
+        index.remove(memory_id)
+    return bool(purged)
+
+
+def erase_purged(store: Any, commit: Commit) -> None:
+    """After a commit that purged memories: no snapshot on disk keeps them.
+
+    A tenant this process has indexed had its snapshot written again when the
+    commit was applied; any other tenant's snapshot is deleted (rebuilt when
+    next used). Connected to the store by the package top (``connect_purge``).
+    """
+    directory = snapshot_dir(store)
+    purged = [c.memory_id for c in commit.changes if c.op == "purge" and c.memory_id]
+    if directory is None or not purged:
+        return
+    live = _live.get(store)
+    for tenant in {m.tenant for m in store.find(ids=purged, live=False)}:
+        if live is None or tenant not in live.tenants:
+            (directory / snapshot_name(tenant)).unlink(missing_ok=True)
+
+
+def _commit_ids(store: Any, seqs: list[int]) -> list[str | None]:
+    """The ids of commits ``seqs`` (None where there is none), read without their changes."""
+    found = {c.seq: c.id for c, _ in store.backend.commits(seqs=seqs, changes=False)}
+    return [found.get(seq) for seq in seqs]
+
+
+def snapshot_dir(store: Any) -> Path | None:
+    """Where ``store``'s recall snapshots live, or None (an in-memory store keeps none).
+
+    A SQLite store keeps them beside its file (``<file>.recall/``); any other
+    store in the user's cache (``~/.cache/memcommit/recall/<hash of its
+    target>/``). ``MEMCOMMIT_INDEX_DIR`` moves both under another directory.
+    """
+    target = str(getattr(store.backend, "target", "") or "")
+    if not target or target == ":memory:" or target.startswith("file::memory:"):
+        return None
+    root = os.environ.get("MEMCOMMIT_INDEX_DIR")
+    digest = hashlib.sha256(target.encode()).hexdigest()[:16]
+    if root:
+        return Path(root) / digest
+    if type(store.backend).__name__ == "SQLiteBackend":
+        return Path(target + ".recall")
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "memcommit" / "recall" / digest
+
+
+def snapshot_name(tenant: str) -> str:
+    """The snapshot file of ``tenant`` (named by a hash: tenant names are any text)."""
+    return "tenant-" + hashlib.sha256(tenant.encode()).hexdigest()[:24] + ".idx"
+
+
+def terminal_progress(total: int) -> Progress | None:
+    """A rich progress bar on stderr for a large build when stderr is a terminal, else None."""
+    if total < BUILD_STEP or not sys.stderr.isatty():
+        return None
+    from rich.progress import Progress as Bar
+
+    bar = Bar(transient=True)
+    task = bar.add_task("indexing memories for recall", total=total)
+    bar.start()
+
+    def report(done: int, all_: int) -> None:
+        bar.update(task, completed=done)
+        if done >= all_:
+            bar.stop()
+
+    return report
 
 
 def store_loader(store: ViewLike, tenant: str) -> Loader:

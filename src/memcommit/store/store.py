@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from memcommit.errors import InvalidInput
+from memcommit.model import Commit
 from memcommit.store import validate as v
 from memcommit.store.backends import open_backend
 from memcommit.store.backends.base import Backend
@@ -58,6 +59,13 @@ class Store(StoreApi):
     ) -> None:
         self._core = Core(backend, clock=clock, max_content_bytes=max_content_bytes)
         self._only = None
+        self._core.subscribe(self._after_purge, None)
+
+    def _after_purge(self, commit: Commit) -> None:
+        """Tell the purge hooks (`StoreApi.connect_purge`) of a landed commit that purged."""
+        if any(change.op == "purge" for change in commit.changes):
+            for hook in StoreApi._purge_hooks:
+                hook(self, commit)
 
     def __repr__(self) -> str:
         state = "closed" if self._core.closed else "open"

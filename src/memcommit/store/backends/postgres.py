@@ -233,7 +233,7 @@ class PostgresBackend(common.SQLBackend):
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
                 " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
             )
-            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
             for number, name, script in migrations("postgres"):
                 if number in done:
                     continue
@@ -251,7 +251,7 @@ class PostgresBackend(common.SQLBackend):
         ).fetchone()
         if found is None:
             raise InvalidInput("store", self.target, "is not a memcommit store (read-only open)")
-        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
         if any(number not in done for number, _, _ in migrations("postgres")):
             raise InvalidInput(
                 "store", self.target, "needs a migration; open it read-write once first"

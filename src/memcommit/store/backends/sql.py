@@ -89,6 +89,8 @@ TRACE = _same_names(
 )
 #: The ``usage`` table: one use count per memory id.
 USAGE = _same_names("id", "count", "first_tick", "last_tick")
+#: The ``state`` table: small JSON text values by (namespace, name).
+STATE = _same_names("namespace", "name", "value")
 
 assert [c.field for c in MEMORY] == [f.name for f in fields(Memory)], "MEMORY order"
 
@@ -308,8 +310,8 @@ class Statements:
             upsert_usage=d.insert("usage", USAGE)
             + " ON CONFLICT (id) DO UPDATE SET count = excluded.count,"
             " last_tick = excluded.last_tick",
-            set_state=f"INSERT INTO state (namespace, name, value) VALUES ({d.marks(3)})"
-            " ON CONFLICT (namespace, name) DO UPDATE SET value = excluded.value",
+            set_state=d.insert("state", STATE)
+            + " ON CONFLICT (namespace, name) DO UPDATE SET value = excluded.value",
         )
 
 
@@ -737,7 +739,7 @@ class SQLBackend:
 
     def state_items(self) -> list[tuple[str, str, str]]:
         # sorted in Python: code point order on every database, whatever its collation
-        return sorted(self._select("SELECT namespace, name, value FROM state"))
+        return sorted(self._select(f"SELECT {names(STATE)} FROM state"))
 
     # -- integrity -----------------------------------------------------------------
 

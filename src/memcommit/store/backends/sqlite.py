@@ -143,7 +143,7 @@ class SQLiteBackend(common.SQLBackend):
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
                 " name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
             )
-            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
             for number, name, sql in migrations("sqlite"):
                 if number in done:
                     continue
@@ -208,7 +208,7 @@ class SQLiteBackend(common.SQLBackend):
 
     def _engine_problems(self) -> list[str]:
         found = []
-        quick = [r[0] for r in self._select("PRAGMA quick_check")]
+        quick = [line for (line,) in self._select("PRAGMA quick_check")]
         if quick != ["ok"]:
             found.append(f"sqlite quick_check: {'; '.join(quick[: common.SAMPLE])}")
         broken_links = self._select("PRAGMA foreign_key_check")[: common.SAMPLE]
@@ -256,7 +256,7 @@ def _check_readable(target: str, path: str) -> None:
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
             ).fetchone()
             done = (
-                {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+                {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
                 if has_schema
                 else set()
             )

@@ -1,0 +1,11 @@
+"""memcommit inside agent frameworks: one module per framework, each an optional extra.
+
+    memcommit.integrations.langgraph      MemcommitStore, AsyncMemcommitStore (BaseStore)
+    memcommit.integrations.langchain      MemcommitRetriever, MemcommitVectorStore
+    memcommit.integrations.openai_agents  MemcommitSession, recall_instructions
+
+Each module imports its framework (``pip install "memcommit[langgraph]"`` and so on);
+this package and ``import memcommit`` import none of them. `namespaces` and
+`filters` are the framework-free rules the modules share. docs/integrations.md
+has the mapping tables.
+"""

@@ -1,0 +1,301 @@
+"""LangChain over memcommit: a retriever over recall, and a vector store of commits.
+
+    import memcommit
+    from memcommit import Words
+    from memcommit.integrations.langchain import MemcommitRetriever, MemcommitVectorStore
+
+    view = memcommit.open("memory.db").tenant("acme")
+    retriever = MemcommitRetriever(memory=view, k=5, budget=Words(300))
+    docs = retriever.invoke("why did the deploy fail")   # metadata["memcommit"]: why each
+
+    docs_store = MemcommitVectorStore(memcommit.open("memory.db"), tenant="acme")
+    docs_store.add_texts(["Deploys run on Tuesdays."], ids=["deploy-day"])
+    docs_store.similarity_search_with_score("when do deploys run", k=3)
+
+`MemcommitRetriever` is recall itself: budget, pools, filters and scorer are its
+parameters, and each Document carries recall's explanation of it.
+
+`MemcommitVectorStore` keeps each document as a memory of one scope (its id is
+the memory's key): adding an existing id writes a new version, ``delete``
+invalidates (history keeps both). "Similarity" is recall's score: with no
+``embedding``, the lexical relevance of the default scorer (BM25 over stems,
+scaled to [0, 1]); with one, the cosine between the query's embedding and the
+document's (stored with it at add time). Search never thresholds: documents
+the scorer gives nothing follow the ranked ones with score 0.0, in the order
+they were added. Needs ``memcommit[langchain]``.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.vectorstores import VectorStore
+from pydantic import ConfigDict, Field
+
+import memcommit
+from memcommit.errors import InvalidInput
+from memcommit.integrations import filters
+from memcommit.model import Memory
+from memcommit.recall import Context, Row
+
+#: The metadata key of a document's own fields (id, metadata, vector).
+MARK = "langchain"
+
+
+def explained(row: Row, ctx: Context) -> dict[str, Any]:
+    """What recall did with one selected memory, for a Document's metadata."""
+    m = row.memory
+    return {
+        "id": m.id,
+        "kind": m.kind,
+        "scope": m.scope,
+        "created_at": m.created_at.isoformat() if m.created_at else None,
+        "score": row.score,
+        "cosine": row.cosine,
+        "pool": row.pool,
+        "cost": row.cost,
+        "unit": ctx.unit,
+        "trail": [list(step) for step in row.trail],
+        "scorer": ctx.scorer,
+    }
+
+
+class MemcommitRetriever(BaseRetriever):
+    """Documents that `memcommit.recall` selects for the query, explained.
+
+    ``memory`` is a tenant view (or a store, with ``tenant``). ``k`` caps the
+    documents (recall's ``max_records``; ``invoke(query, k=...)`` overrides it);
+    ``budget``, ``pools``, ``kinds``, ``scopes``, ``scorer`` and any other
+    `memcommit.recall` argument (in ``recall_options``) shape the context.
+    Each Document's ``metadata["memcommit"]`` holds the memory's row of the
+    explanation (score, cosine, pool, cost, the pools' trail), and
+    ``metadata["excluded"]`` counts the memories left out, by reason.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: Any
+    tenant: str | None = None
+    k: int = 4
+    budget: Any = None
+    pools: Any = None
+    kinds: Any = None
+    scopes: Any = None
+    scorer: Any = None
+    recall_options: dict[str, Any] = Field(default_factory=dict)
+    clock: Callable[[], datetime] | None = None
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kw: Any
+    ) -> list[Document]:
+        k = kw.pop("k", self.k)
+        if kw:
+            raise InvalidInput(sorted(kw)[0], kw[sorted(kw)[0]], "is not a retriever argument")
+        ctx = self.memory.recall(
+            query,
+            **({} if self.tenant is None else {"tenant": self.tenant}),
+            max_records=k,
+            budget=self.budget,
+            pools=self.pools,
+            kinds=self.kinds,
+            scopes=self.scopes,
+            scorer=self.scorer,
+            now=None if self.clock is None else self.clock(),
+            **self.recall_options,
+        )
+        excluded = dict(ctx.explanation.counts().reasons)
+        selected = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
+        return [
+            Document(
+                page_content=row.memory.content,
+                metadata={"memcommit": explained(row, ctx), "excluded": excluded},
+                id=row.memory.id,
+            )
+            for row in selected
+        ]
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+class MemcommitVectorStore(VectorStore):
+    """A LangChain VectorStore whose documents are memories of one scope of one tenant."""
+
+    def __init__(
+        self,
+        store: memcommit.Store,
+        *,
+        tenant: str = "default",
+        scope: str = "documents",
+        embedding: Embeddings | None = None,
+        kind: str = "fact",
+        author: str = "langchain",
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        if not isinstance(store, memcommit.Store):
+            raise InvalidInput("store", store, "must be a memcommit.Store (memcommit.open(...))")
+        self.view = store.tenant(tenant)
+        self.scope, self.kind, self.author, self.clock = scope, kind, author, clock
+        self._embedding = embedding
+
+    @property
+    def embeddings(self) -> Embeddings | None:
+        """The embedding that defines similarity (None: recall's lexical relevance)."""
+        return self._embedding
+
+    # -- writing -------------------------------------------------------------------
+
+    def add_texts(
+        self,
+        texts: Iterable[str],
+        metadatas: list[dict] | None = None,
+        *,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        """Add (or, for an existing id, write a new version of) each text, in one commit."""
+        texts = list(texts)
+        metadatas = list(metadatas) if metadatas is not None else [{} for _ in texts]
+        ids = [str(i) if i is not None else uuid.uuid4().hex for i in ids or [None] * len(texts)]
+        if not len(texts) == len(metadatas) == len(ids):
+            raise InvalidInput("ids", ids, "texts, metadatas and ids must be as many")
+        vectors = self._embedding.embed_documents(texts) if self._embedding and texts else None
+        marks = []
+        for n, (doc_id, metadata) in enumerate(zip(ids, metadatas, strict=True)):
+            mark: dict[str, Any] = {"id": doc_id, "metadata": dict(metadata or {})}
+            if vectors is not None:
+                mark["vector"] = [float(x) for x in vectors[n]]
+            marks.append(mark)
+        if not texts:
+            return []
+        with self._commit(f"langchain: add {len(texts)} document(s)") as tx:
+            found = self._current(ids)
+            for text, doc_id, mark in zip(texts, ids, marks, strict=True):
+                old = found.get(doc_id)
+                if old is None:
+                    found[doc_id] = tx.add(text, kind=self.kind, scope=self.scope, key=doc_id,
+                                           metadata={MARK: mark})  # fmt: skip
+                else:
+                    found[doc_id] = tx.update(old.id, content=text, metadata={MARK: mark})
+        return ids
+
+    def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
+        """Invalidate the documents (they stay in history); unknown ids are ignored."""
+        if ids is None:
+            raise InvalidInput("ids", ids, "name the documents to delete")
+        found = self._current([str(i) for i in ids])
+        if found:
+            with self._commit(f"langchain: delete {len(found)} document(s)") as tx:
+                for memory in found.values():
+                    tx.invalidate(memory.id)
+        return True
+
+    # -- reading -------------------------------------------------------------------
+
+    def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
+        """The documents that hold now, in the order of ``ids`` (unknown ids left out)."""
+        found = self._current([str(i) for i in ids])
+        return [self._document(found[i]) for i in map(str, ids) if i in found]
+
+    def similarity_search(
+        self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Document]:
+        """The ``k`` most similar documents (see the module docstring for "similar")."""
+        return [doc for doc, _ in self.similarity_search_with_score(query, k, filter, **kwargs)]
+
+    def similarity_search_with_score(
+        self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` most similar documents and their recall scores, highest first.
+
+        ``filter`` is exact over each document's metadata (`memcommit.integrations.filters`).
+        """
+        wanted = filters.check(filter)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise InvalidInput("k", k, "must be an int >= 0")
+        docs = [m for m in self._live() if filters.matches(m.metadata[MARK]["metadata"], wanted)]
+        scores = self._scores(query, docs)
+        order = {m.id: n for n, m in enumerate(docs)}
+        docs.sort(key=lambda m: (-scores.get(m.id, 0.0), order[m.id]))
+        return [(self._document(m), scores.get(m.id, 0.0)) for m in docs[:k]]
+
+    def _select_relevance_score_fn(self) -> Callable[[float], float]:
+        if self._embedding is None:
+            return lambda score: score  # recall's lexical relevance is already in [0, 1]
+        return lambda cosine: (1.0 + cosine) / 2.0
+
+    @classmethod
+    def from_texts(
+        cls,
+        texts: list[str],
+        embedding: Embeddings | None = None,
+        metadatas: list[dict] | None = None,
+        *,
+        ids: list[str] | None = None,
+        store: memcommit.Store | None = None,
+        **kwargs: Any,
+    ) -> MemcommitVectorStore:
+        """A vector store over ``store`` (required) holding ``texts``."""
+        if store is None:
+            raise InvalidInput("store", store, "pass the memcommit store: store=memcommit.open()")
+        made = cls(store, embedding=embedding, **kwargs)
+        made.add_texts(texts, metadatas, ids=ids)
+        return made
+
+    # -- the work ------------------------------------------------------------------
+
+    def _commit(self, message: str) -> Any:
+        now = None if self.clock is None else self.clock()
+        return self.view.commit(message=message, author=self.author, now=now)
+
+    def _live(self) -> list[Memory]:
+        found = self.view.find(scopes=[self.scope], live=False)
+        now = self.clock() if self.clock is not None else None
+        return [m for m in found if MARK in m.metadata and m.holds(now)]
+
+    def _current(self, ids: list[str]) -> dict[str, Memory]:
+        wanted = set(ids)
+        return {m.key: m for m in self._live() if m.key in wanted}
+
+    def _scores(self, query: str, docs: list[Memory]) -> dict[str, float]:
+        if not docs or not query.strip():
+            return {}
+        scorer = None
+        if self._embedding is not None:
+            wanted = self._embedding.embed_query(query)
+
+            def scorer(memory: Memory, _query: Any) -> float | None:
+                vector = (memory.metadata.get(MARK) or {}).get("vector")
+                return None if vector is None else _cosine(wanted, vector)
+
+        ctx = self.view.recall(
+            query,
+            scopes=[self.scope],
+            tiers=None,
+            scorer=scorer,
+            now=None if self.clock is None else self.clock(),
+        )
+        mine = {m.id for m in docs}
+        return {m.id: row.score for row, m in _selected(ctx) if m.id in mine}
+
+    @staticmethod
+    def _document(memory: Memory) -> Document:
+        mark = memory.metadata[MARK]
+        return Document(page_content=memory.content, metadata=dict(mark["metadata"]),
+                        id=mark["id"])  # fmt: skip
+
+
+def _selected(ctx: Context) -> list[tuple[Row, Memory]]:
+    rows = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
+    return [(row, row.memory) for row in rows]

@@ -1,0 +1,65 @@
+"""Upstream tests left out of the framework suites, each with the reason; every run prints it.
+
+Only tests of the reference implementation's private internals are here: its
+SQL, its connection, its migrations list, its private helper functions.
+Everything that goes through the public protocol runs against memcommit.
+"""
+
+from __future__ import annotations
+
+#: Pinned versions of the suites (the sdists are fetched at test time).
+VERSIONS = {
+    "langgraph-checkpoint-sqlite": "3.1.2",
+    "langgraph-checkpoint": "4.3.2",
+    "openai-agents": "0.24.0",
+}
+
+LANGGRAPH_SQLITE_STORE = {
+    "test_vector_store_initialization": "reads SqliteStore's own connection and vector tables",
+    "test_nonnull_migrations": "checks SqliteStore.MIGRATIONS, its own SQL",
+    "test_escape_glob_literal": "unit test of SqliteStore's private GLOB escaping",
+    "test_namespace_match_pattern": "unit test of SqliteStore's private regex builder",
+    "test_list_namespaces_prefix_uses_indexable_condition": "inspects SqliteStore's SQL text",
+}
+
+LANGGRAPH_SQLITE_ASYNC_STORE = {
+    "test_vector_store_initialization": "reads AsyncSqliteStore's own connection and tables",
+}
+
+LANGGRAPH_STORE: dict[str, str] = {}
+
+_CONNECTIONS = "inspects SQLiteSession's per-thread sqlite3 connections"
+_RAW_ROWS = "writes corrupt rows into SQLiteSession's own table with raw SQL"
+_RAW_TABLES = "drops or probes SQLiteSession's own tables with raw SQL"
+OPENAI_AGENTS_SESSION = {
+    "test_sqlite_session_close_closes_worker_thread_connections": _CONNECTIONS,
+    "test_sqlite_session_reaps_connections_from_exited_worker_threads": _CONNECTIONS,
+    "test_sqlite_session_closes_retired_connections_before_the_next_allocation": _CONNECTIONS,
+    "test_sqlite_session_keeps_connections_of_live_worker_threads": _CONNECTIONS,
+    "test_sqlite_session_close_retries_quarantined_connection": _CONNECTIONS,
+    "test_sqlite_session_rollback_failure_evicts_connection": _CONNECTIONS,
+    "test_sqlite_session_post_commit_cancellation_propagates_after_known_outcome": (
+        "swaps a pausing sqlite3 connection into SQLiteSession's private pool"
+    ),
+    "test_sqlite_session_file_lock_is_shared_across_instances": (
+        "checks SQLiteSession's class-level file-lock table"
+    ),
+    "test_sqlite_session_closed_rejects_empty_add_items": (
+        "matches SQLiteSession's own error text (ours raises StoreClosed; tested here)"
+    ),
+    "test_sqlite_session_pop_item_skips_corrupt_most_recent": _RAW_ROWS,
+    "test_sqlite_session_pop_item_returns_none_after_dropping_only_corrupt_rows": _RAW_ROWS,
+    "test_sqlite_session_get_items_limit_skips_corrupt_newest_rows": _RAW_ROWS,
+    "test_sqlite_session_get_items_session_settings_limit_skips_corrupt_rows": _RAW_ROWS,
+    "test_sqlite_session_failed_add_items_releases_write_lock": _RAW_TABLES,
+    "test_sqlite_session_failed_clear_session_rolls_back": _RAW_TABLES,
+    "test_sqlite_session_failed_pop_item_releases_write_lock": _RAW_TABLES,
+}
+
+#: Every list, under the suite it belongs to, as the run prints it.
+ALL = {
+    "langgraph-checkpoint-sqlite tests/test_store.py": LANGGRAPH_SQLITE_STORE,
+    "langgraph-checkpoint-sqlite tests/test_async_store.py": LANGGRAPH_SQLITE_ASYNC_STORE,
+    "langgraph-checkpoint tests/test_store.py": LANGGRAPH_STORE,
+    "openai-agents tests/memory/test_session.py": OPENAI_AGENTS_SESSION,
+}

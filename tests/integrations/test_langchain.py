@@ -1,0 +1,117 @@
+"""MemcommitRetriever and MemcommitVectorStore beyond langchain-tests: explanations, budgets,
+history, typed errors and tenants."""
+
+from __future__ import annotations
+
+import pytest
+from upstream import require
+
+from memcommit import Words
+from memcommit.errors import InvalidInput
+from poolsplit import Pool
+
+lc = require("memcommit.integrations.langchain")
+
+
+@pytest.fixture
+def memory(make_store):
+    return make_store()
+
+
+@pytest.fixture
+def acme(memory):
+    view = memory.tenant("acme")
+    with view.commit(message="seed") as tx:
+        tx.add("Deploys run on Tuesdays after the standup.", kind="fact")
+        tx.add("The deploy of 3 March failed on a missing migration.", kind="event")
+        tx.add("Never deploy on a Friday.", kind="correction", always=True)
+        tx.add("The office plant needs water on Mondays.", kind="fact")
+    return view
+
+
+def test_documents_carry_recall_explanation(acme, now):
+    retriever = lc.MemcommitRetriever(memory=acme, k=3, clock=lambda: now)
+    docs = retriever.invoke("when do deploys run")
+    ctx = acme.recall("when do deploys run", max_records=3, now=now)
+    assert [d.page_content for d in docs] == [m.content for m in ctx.selected]
+    assert docs[0].page_content == "Never deploy on a Friday."  # corrections load first
+    rows = {r.memory.id: r for r in ctx.rows}
+    for doc in docs:
+        explained = doc.metadata["memcommit"]
+        assert explained["score"] == rows[doc.id].score
+        assert explained["pool"] == rows[doc.id].pool
+    assert docs[0].metadata["excluded"] == dict(ctx.explanation.counts().reasons)
+    assert "no_lexical_match" in docs[0].metadata["excluded"]
+
+
+def test_budget_pools_and_filters_are_parameters(acme, now):
+    pools = [Pool("corrections", 0, 0, ("correction",)), Pool("events", 20, 1, ("event",))]
+    retriever = lc.MemcommitRetriever(
+        memory=acme, k=5, budget=Words(20), pools=pools, clock=lambda: now
+    )
+    docs = retriever.invoke("deploy failed migration")
+    assert [d.metadata["memcommit"]["pool"] for d in docs] == ["corrections", "events"]
+    only_facts = lc.MemcommitRetriever(memory=acme, kinds=["fact"], clock=lambda: now)
+    assert {d.metadata["memcommit"]["kind"] for d in only_facts.invoke("deploys")} == {"fact"}
+
+
+def test_bad_recall_arguments_are_typed_errors(acme):
+    with pytest.raises(InvalidInput) as err:
+        lc.MemcommitRetriever(memory=acme, budget=20).invoke("deploys")
+    assert err.value.field == "budget"
+    with pytest.raises(InvalidInput) as err:
+        lc.MemcommitRetriever(memory=acme).invoke("deploys", depth=3)
+    assert err.value.field == "depth"
+
+
+def test_the_retriever_sees_one_tenant(memory, acme, now):
+    other = memory.tenant("globex")
+    with other.commit(message="seed") as tx:
+        tx.add("Globex deploys run on Thursdays.")
+    docs = lc.MemcommitRetriever(memory=other, k=10, clock=lambda: now).invoke("deploys run")
+    assert [d.page_content for d in docs] == ["Globex deploys run on Thursdays."]
+
+
+def test_vector_store_overwrites_are_versions_and_deletes_keep_history(memory):
+    docs = lc.MemcommitVectorStore(memory, tenant="acme")
+    docs.add_texts(["deploys run on Tuesdays"], ids=["deploy-day"])
+    docs.add_texts(["deploys run on Wednesdays"], ids=["deploy-day"])
+    docs.delete(["deploy-day"])
+    assert docs.get_by_ids(["deploy-day"]) == []
+    (memory_id,) = {m.id for m in docs.view.find(live=False, scopes=["documents"])}
+    versions = docs.view.history(memory_id)
+    assert [v.content for v in versions] == [
+        "deploys run on Tuesdays",
+        "deploys run on Wednesdays",
+        "deploys run on Wednesdays",
+    ]
+    assert versions[-1].status == "invalidated"
+
+
+def test_vector_store_similarity_is_recall_score_without_embedding(memory, now):
+    docs = lc.MemcommitVectorStore(memory, tenant="acme", clock=lambda: now)
+    docs.add_texts(["deploys run on Tuesdays", "the plant needs water"], ids=["a", "b"])
+    (top, score), (rest, zero) = docs.similarity_search_with_score("when do deploys run", k=2)
+    ctx = docs.view.recall("when do deploys run", scopes=["documents"], tiers=None, now=now)
+    assert (top.id, score) == ("a", ctx.rows[0].score)
+    assert (rest.id, zero) == ("b", 0.0)
+
+
+def test_vector_store_filters_refuse_injection_shaped_keys(memory):
+    docs = lc.MemcommitVectorStore(memory)
+    docs.add_texts(["alpha"], metadatas=[{"access": "public"}], ids=["a"])
+    assert [d.id for d in docs.similarity_search("alpha", filter={"access": "public"})] == ["a"]
+    assert docs.similarity_search("alpha", filter={"access": "private"}) == []
+    with pytest.raises(InvalidInput) as err:
+        docs.similarity_search("alpha", filter={"access' OR '1'='1": "x"})
+    assert err.value.field == "filter"
+
+
+def test_vector_store_tenants_are_apart(memory):
+    acme = lc.MemcommitVectorStore(memory, tenant="acme")
+    globex = lc.MemcommitVectorStore(memory, tenant="globex")
+    acme.add_texts(["acme secret plan"], ids=["plan"])
+    assert globex.get_by_ids(["plan"]) == []
+    assert globex.similarity_search("secret plan") == []
+    globex.delete(["plan"])
+    assert [d.page_content for d in acme.get_by_ids(["plan"])] == ["acme secret plan"]

@@ -1,0 +1,270 @@
+"""MemcommitStore beyond LangGraph's suites: history, as_of, log, purge, TTL, errors, tenants."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from upstream import require
+
+from memcommit.errors import InvalidInput
+
+lg = require("memcommit.integrations.langgraph")
+base = require("langgraph.store.base")
+
+
+class Clock:
+    """Injected time for commits and expiry: moves only when a test moves it."""
+
+    def __init__(self, start):
+        self.now = start
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def clock(now):
+    return Clock(now)
+
+
+@pytest.fixture
+def memory(make_store):
+    return make_store()
+
+
+@pytest.fixture
+def store(memory, clock):
+    return lg.MemcommitStore(memory, tenant="acme", clock=clock)
+
+
+NS = ("user_1", "memories")
+
+
+def test_an_overwrite_is_a_new_version_and_a_delete_keeps_history(store, clock):
+    store.put(NS, "food", {"text": "likes ramen"})
+    clock.now += timedelta(minutes=1)
+    store.put(NS, "food", {"text": "likes udon"})
+    clock.now += timedelta(minutes=1)
+    store.delete(NS, "food")
+
+    assert store.get(NS, "food") is None
+    assert [item.value["text"] for item in store.history(NS, "food")] == [
+        "likes ramen",
+        "likes udon",
+        "likes udon",
+    ]
+    versions = store.versions(NS, "food")
+    assert len({v.id for v in versions}) == 1  # one memory, three versions
+    assert [v.status for v in versions] == ["active", "active", "invalidated"]
+
+
+def test_a_put_after_a_delete_is_a_new_memory_and_history_spans_both(store, clock):
+    store.put(NS, "food", {"text": "likes ramen"})
+    store.delete(NS, "food")
+    clock.now += timedelta(minutes=1)
+    store.put(NS, "food", {"text": "likes soba"})
+
+    assert store.get(NS, "food").value == {"text": "likes soba"}
+    assert len({v.id for v in store.versions(NS, "food")}) == 2
+    assert store.history(NS, "food")[-1].value == {"text": "likes soba"}
+
+
+def test_as_of_reads_the_items_as_they_stood(store, clock):
+    store.put(NS, "food", {"text": "likes ramen"})
+    first = store.memcommit.head
+    clock.now += timedelta(minutes=1)
+    store.put(NS, "food", {"text": "likes udon"})
+    store.put(NS, "drink", {"text": "likes tea"})
+
+    past = store.as_of(first)
+    assert past.get(NS, "food").value == {"text": "likes ramen"}
+    assert past.get(NS, "drink") is None
+    assert [i.key for i in past.search(("user_1",))] == ["food"]
+    assert [i.key for i in past.search(("user_1",), query="ramen")] == ["food"]
+    assert past.list_namespaces() == [NS]
+    assert store.as_of(clock.now).get(NS, "food").value == {"text": "likes udon"}
+
+
+def test_a_store_as_of_a_commit_refuses_writes(store):
+    store.put(NS, "food", {"text": "likes ramen"})
+    past = store.as_of(store.memcommit.head)
+    with pytest.raises(InvalidInput) as err:
+        past.put(NS, "food", {"text": "rewrite history"})
+    assert err.value.field == "as_of"
+    assert store.get(NS, "food").value == {"text": "likes ramen"}
+
+
+def test_the_log_of_a_namespace_lists_only_its_commits_and_changes(store):
+    store.put(NS, "food", {"text": "likes ramen"})
+    store.put(("user_2", "memories"), "food", {"text": "likes pho"})
+    store.batch(
+        [
+            base.PutOp(NS, "drink", {"text": "likes tea"}),
+            base.PutOp(("user_2", "memories"), "drink", {"text": "likes coffee"}),
+        ]
+    )
+    store.delete(NS, "food")
+
+    log = store.log(("user_1",))
+    assert [len(c.changes) for c in log] == [1, 1, 1]
+    assert [c.changes[0].op for c in log] == ["invalidate", "add", "add"]
+    assert all(c.author == "langgraph" for c in log)
+    assert len(store.log(("user_2",))) == 2
+    assert len(store.log()) == 4
+    assert len(store.log(limit=1)) == 1
+
+
+def test_purge_erases_every_version(store, memory):
+    store.put(NS, "secret", {"text": "the door code is 4711"})
+    store.put(NS, "secret", {"text": "the door code is 1234"})
+    store.purge(NS, "secret")
+
+    assert store.get(NS, "secret") is None
+    assert store.history(NS, "secret") == []
+    versions = memory.tenant("acme").find(live=False, scopes=["user_1.memories"])
+    assert [m.status for m in versions] == ["purged"]
+    for m in memory.tenant("acme").history(versions[0].id):
+        assert "4711" not in m.content and "1234" not in m.content
+    assert store.log(NS)[0].changes[0].op == "purge"
+
+
+def test_ttl_expires_items_on_the_injected_clock(store, clock):
+    store.put(NS, "note", {"text": "call back"}, ttl=10)  # minutes
+    store.put(NS, "keep", {"text": "no expiry"})
+    clock.now += timedelta(minutes=9)
+    assert store.get(NS, "note", refresh_ttl=False) is not None
+    clock.now += timedelta(minutes=1)
+    assert store.get(NS, "note") is None
+    assert [i.key for i in store.search(NS)] == ["keep"]
+    assert store.history(NS, "note")[0].value == {"text": "call back"}  # expired, not lost
+
+
+def test_a_read_refreshes_ttl_and_refresh_ttl_false_does_not(store, clock):
+    store.put(NS, "a", {"text": "alpha"}, ttl=10)
+    store.put(NS, "b", {"text": "beta"}, ttl=10)
+    clock.now += timedelta(minutes=8)
+    store.get(NS, "a")  # refreshes: expires 10 minutes from now
+    store.get(NS, "b", refresh_ttl=False)
+    clock.now += timedelta(minutes=8)
+    assert store.get(NS, "a", refresh_ttl=False) is not None
+    assert store.get(NS, "b") is None
+
+
+def test_default_ttl_from_the_ttl_config(memory, clock):
+    store = lg.MemcommitStore(memory, clock=clock, ttl={"default_ttl": 5})
+    store.put(NS, "a", {"text": "alpha"})
+    clock.now += timedelta(minutes=5)
+    assert store.get(NS, "a") is None
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "access') = 'public' OR '1'='1",
+        "a b",
+        "x;DROP TABLE memories",
+        'value"',
+        "a..b",
+        "",
+        "$.a",
+    ],
+)
+def test_injection_shaped_filter_keys_are_refused(store, key):
+    store.put(NS, "doc", {"access": "public"})
+    before = store.memcommit.head
+    with pytest.raises(InvalidInput) as err:
+        store.batch(
+            [
+                base.PutOp(NS, "other", {"access": "private"}),
+                base.SearchOp(NS, filter={key: "public"}),
+            ]
+        )
+    assert err.value.field == "filter"
+    assert err.value.value == key
+    assert store.memcommit.head == before  # the put in the same batch did not land
+    assert store.get(NS, "other") is None
+
+
+def test_unknown_filter_operators_are_refused(store):
+    with pytest.raises(InvalidInput, match=r"\$regex"):
+        store.search(NS, filter={"access": {"$regex": ".*"}})
+
+
+def test_filters_are_exact(store):
+    store.put(NS, "a", {"tag": "x", "n": 3, "user": {"role": "admin"}, "tags": ["p", "q"]})
+    store.put(NS, "b", {"tag": "xx", "n": "3", "user": {"role": "user"}, "tags": ["p"]})
+
+    def keys(f):
+        return [i.key for i in store.search(NS, filter=f)]
+
+    assert keys({"tag": "x"}) == ["a"]
+    assert keys({"n": 3}) == ["a"]
+    assert keys({"n": {"$gte": 3}}) == ["a"]  # "3" is text, not a number
+    assert keys({"user.role": "user"}) == ["b"]
+    assert keys({"tags": ["p"]}) == ["b"]
+    assert keys({"tag": {"$ne": "x"}}) == ["b"]
+    assert keys({"missing": None}) == []
+
+
+def test_bad_values_are_refused_and_change_nothing(store):
+    store.put(NS, "a", {"text": "alpha"})
+    before = store.memcommit.head
+    for op, field in [
+        (base.PutOp(NS, "b", ["not", "a", "mapping"]), "value"),
+        (base.PutOp(NS, "b", {"text": "x"}, ttl=-1), "ttl"),
+        (base.PutOp(NS, "b", {"bad": float("nan")}), "metadata"),
+    ]:
+        with pytest.raises(InvalidInput) as err:
+            store.batch([base.PutOp(NS, "a", {"text": "changed"}), op])
+        assert err.value.field == field
+    assert store.memcommit.head == before
+    assert store.get(NS, "a").value == {"text": "alpha"}
+
+
+def test_query_search_reports_the_recall_score(store, now):
+    store.put(NS, "food", {"text": "likes spicy ramen"})
+    store.put(NS, "pet", {"text": "has a cat named Miso"})
+    hits = store.search(("user_1",), query="spicy ramen")
+    assert [h.key for h in hits] == ["food", "pet"]
+    assert hits[1].score is None  # not selected by recall: listed after, unscored
+    ctx = store.memcommit.recall("spicy ramen", scopes=["user_1.memories"], tiers=None, now=now)
+    (row,) = [r for r in ctx.rows if r.outcome == "selected"]
+    assert hits[0].score == row.score > 0
+
+
+def test_tenants_never_see_each_other(memory, clock):
+    acme = lg.MemcommitStore(memory, tenant="acme", clock=clock)
+    globex = lg.MemcommitStore(memory, tenant="globex", clock=clock)
+    acme.put(NS, "plan", {"text": "acme launch plan"})
+    globex.put(("other",), "plan", {"text": "globex launch plan"})
+
+    assert globex.get(NS, "plan") is None
+    assert [i.value["text"] for i in globex.search((), query="launch plan")] == [
+        "globex launch plan"
+    ]
+    assert globex.list_namespaces() == [("other",)]
+    assert globex.history(NS, "plan") == []
+    assert globex.log(NS) == []
+    globex.delete(NS, "plan")
+    globex.purge(NS, "plan")
+    assert acme.get(NS, "plan").value == {"text": "acme launch plan"}
+
+
+def test_items_are_memories_recall_can_find(store, now):
+    store.put(NS, "food", {"text": "likes spicy ramen", "source": "chat"})
+    (memory,) = store.memcommit.find(scopes=["user_1.memories"])
+    assert memory.key == "food" and memory.kind == "fact"
+    assert "likes spicy ramen" in memory.content
+    assert store.memcommit.recall("ramen", now=now).selected == [memory]
+
+
+async def test_async_store_batches_concurrent_puts_into_one_commit(memory):
+    import asyncio
+
+    store = lg.AsyncMemcommitStore(memory, tenant="acme")
+    await asyncio.gather(*(store.aput(NS, f"k{n}", {"n": n}) for n in range(20)))
+    assert len(await store.asearch(NS, limit=100)) == 20
+    assert len(store.log(NS)) < 20  # puts queued together landed together
+    with pytest.raises(asyncio.InvalidStateError):
+        store.get(NS, "k1")  # a sync call on the loop's thread would block it

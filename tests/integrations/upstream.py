@@ -1,0 +1,116 @@
+"""Frameworks' own test suites, fetched from PyPI at test time and run against our classes.
+
+`suite` downloads a pinned sdist (``pip download --no-deps --no-binary :all:``)
+into a cache directory once, extracts its ``tests/`` folder and imports one test
+module from it, with that sdist's ``tests`` package in charge of ``tests.*``
+imports while it loads (every framework names its package ``tests``). Nothing
+of theirs is copied into this repository.
+
+A missing registry skips the suite with the reason, and fails it when
+MEMCOMMIT_REQUIRE_UPSTREAM=1 (as `.ci/run` sets). `adopt` copies the upstream
+tests into the calling module so pytest collects them there, next to the
+fixtures that point them at memcommit; `DESELECTED` names, with a reason, every
+upstream test left out, and the run prints that list (see `deselected`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+CACHE = Path(
+    os.environ.get("MEMCOMMIT_UPSTREAM_CACHE", Path.home() / ".cache" / "memcommit-upstream")
+)
+
+
+def _unavailable(message: str) -> None:
+    if os.environ.get("MEMCOMMIT_REQUIRE_UPSTREAM") == "1":
+        pytest.fail(message + " and MEMCOMMIT_REQUIRE_UPSTREAM=1", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module`` (a framework or a test plugin from the dev extras), or skip/fail."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        _unavailable(f"{module} is not installed ({exc}); pip install -e '.[dev]'")
+        raise
+
+
+def fetch(package: str, version: str) -> Path:
+    """The extracted ``tests/`` of ``package==version``'s sdist (downloaded once, cached)."""
+    root = CACHE / f"{package}-{version}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    with tempfile.TemporaryDirectory() as download:
+        command = [
+            sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+            "--no-binary", ":all:", f"{package}=={version}", "--dest", download,
+        ]  # fmt: skip
+        try:
+            subprocess.run(command, check=True, capture_output=True, text=True, timeout=300)
+        except (subprocess.SubprocessError, OSError) as exc:
+            detail = getattr(exc, "stderr", "") or str(exc)
+            _unavailable(f"cannot download the sdist of {package}=={version}: {detail.strip()}")
+        (archive,) = Path(download).glob("*.tar.gz")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=CACHE))
+        with tarfile.open(archive) as tar:
+            top = tar.getnames()[0].split("/")[0]
+            members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/tests/")]
+            tar.extractall(staging, members=members, filter="data")
+        try:
+            (staging / top).rename(root)
+        except OSError:  # another test process extracted it first
+            if not root.exists():
+                raise
+        shutil.rmtree(staging, ignore_errors=True)
+        done.touch()
+    return root
+
+
+def suite(package: str, version: str, module: str) -> ModuleType:
+    """Import ``tests/<module>.py`` of the sdist, its own ``tests`` package in charge."""
+    root = fetch(package, version)
+    theirs = [name for name in sys.modules if name == "tests" or name.startswith("tests.")]
+    saved = {name: sys.modules.pop(name) for name in theirs}
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(f"tests.{module}")
+    finally:
+        sys.path.remove(str(root))
+        for name in [n for n in sys.modules if n == "tests" or n.startswith("tests.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+
+def adopt(upstream: ModuleType, into: dict[str, Any], *, deselect: dict[str, str]) -> None:
+    """Copy ``upstream``'s tests and fixtures into a test module's namespace ``into``.
+
+    Names in ``deselect`` are still collected and then deselected by the
+    conftest, so the run counts them. (Their async tests run in pytest-asyncio's
+    "auto" mode, which pyproject.toml sets, as the frameworks do.)
+    """
+    names = set(vars(upstream))
+    missing = {name for name in deselect if name.split(".")[0] not in names}
+    assert not missing, f"deselected tests not in {upstream.__name__}: {sorted(missing)}"
+    for name, value in vars(upstream).items():
+        if name.startswith(("test_", "Test")) or _is_fixture(value):
+            into[name] = value
+    into.setdefault("_upstream_deselected", {}).update(deselect)
+
+
+def _is_fixture(value: Any) -> bool:
+    return type(value).__name__ == "FixtureFunctionDefinition"

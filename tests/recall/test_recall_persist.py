@@ -1,0 +1,283 @@
+"""The recall index on disk: a fresh store object opens its snapshot, catches up, and answers
+exactly as an index built from scratch; a missing, stale, foreign or damaged snapshot is
+caught up or rebuilt; a purge leaves no trace of its words in any snapshot file."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memcommit.recall import persist, recall
+from memcommit.recall.sources import snapshot_dir, snapshot_name, store_index, terminal_progress
+
+WORDS = ["alpha", "beta", "gamma", "deploy", "deploys", "deployed", "cache", "the", "pool", "logs"]
+QUERIES = ["alpha deploy", "cache the pool", "deploying logs", "gamma", "zeta"]
+
+
+def outcome(ctx):
+    return (
+        [m.id for m in ctx.selected],
+        [(r.memory.id, r.stage, r.cosine, r.score, r.outcome, r.reason) for r in ctx.rows],
+    )
+
+
+def answers(store, tenant, now):
+    return [
+        outcome(recall(store, q, tenant=tenant, now=now, scorer=scorer, max_records=3))
+        for q in QUERIES
+        for scorer in ("tfidf", "memory")
+    ]
+
+
+def fill(store, now, tenant="t", count=40, prefix="m"):
+    with store.commit(message="fill", now=now) as tx:
+        for i in range(count):
+            words = [WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(1 + i % 5)]
+            tx.add(
+                " ".join(words),
+                id=f"{prefix}{i}",
+                tenant=tenant,
+                session=f"s{i % 4}" if i % 4 else "two\nlines",  # a list stored as JSON
+                key=f"k{i % 6}" if i % 3 == 0 else None,
+            )
+
+
+def snapshot_file(store, tenant="t"):
+    return snapshot_dir(store) / snapshot_name(tenant)
+
+
+def test_a_fresh_store_object_opens_the_snapshot_and_answers_alike(make_store, now):
+    first = make_store("s.db")
+    fill(first, now)
+    expected = answers(first, "t", now)
+    assert store_index(first).opened["t"] == "built: snapshot missing"
+    assert snapshot_file(first).exists()
+    again = make_store("s.db")
+    assert answers(again, "t", now) == expected
+    assert store_index(again).opened["t"] == "loaded, caught up 0 memories"
+
+
+histories = st.lists(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "add", "update", "invalidate", "purge"]),
+            st.integers(0, 30),
+            st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join),
+            st.sampled_from(["t", "u"]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    min_size=2,
+    max_size=6,
+)
+_names = itertools.count()
+
+
+def apply(store, commit, now, made):
+    with store.commit(message="step", now=now) as tx:
+        for op, pick, text, tenant in commit:
+            alive = [i for i in made if made[i]]
+            if op == "add" or not alive:
+                memory_id = f"m{len(made)}"
+                tx.add(text, id=memory_id, tenant=tenant, session=f"s{pick % 3}")
+                made[memory_id] = True
+                continue
+            target = alive[pick % len(alive)]
+            if op == "update":
+                tx.update(target, content=text)
+            elif op == "invalidate":
+                tx.invalidate(target)
+            else:
+                tx.purge(target)
+                made[target] = False
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(histories, st.integers(0, 5))
+def test_snapshot_caught_up_equals_an_index_built_from_scratch(make_store, now, history, cut):
+    name = f"h{next(_names)}.db"
+    writer = make_store(name)
+    made: dict[str, bool] = {}
+    cut = 1 + cut % (len(history) - 1)
+    for step, commit in enumerate(history):
+        apply(writer, commit, now + timedelta(minutes=step), made)
+        if step + 1 == cut:
+            with make_store(name) as early:  # snapshots written here, behind later commits
+                for tenant in ("t", "u"):
+                    recall(early, "alpha", tenant=tenant, now=now)
+    later = now + timedelta(hours=1)
+    with writer, make_store(name) as loaded, make_store(name) as fresh:  # few connections
+        for tenant in ("t", "u"):
+            store_index(fresh).rebuild(tenant)
+            assert answers(loaded, tenant, later) == answers(fresh, tenant, later)
+            assert answers(writer, tenant, later) == answers(fresh, tenant, later)
+
+
+def test_deleting_the_snapshot_loses_nothing_and_the_build_reports_progress(make_store, now):
+    store = make_store("s.db")
+    fill(store, now, count=25)
+    expected = answers(store, "t", now)
+    snapshot_file(store).unlink()
+    reports = []
+    again = make_store("s.db")
+    store_index(again).progress = lambda done, total: reports.append((done, total))
+    assert answers(again, "t", now) == expected
+    assert store_index(again).opened["t"] == "built: snapshot missing"
+    assert reports == [(25, 25)]
+    assert snapshot_file(again).exists()
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal():
+    assert terminal_progress(1_000_000) is None  # pytest captures stderr: not a terminal
+
+
+def test_a_stale_snapshot_is_caught_up_by_the_commits_since(make_store, now):
+    store = make_store("s.db")
+    fill(store, now, count=20)
+    recall(store, "alpha", tenant="t", now=now)
+    with make_store("s.db").commit(message="more", now=now) as tx:
+        tx.add("alpha cache novel", id="n1", tenant="t")
+        tx.update("m3", content="gamma gamma")
+    again = make_store("s.db")
+    ctx = recall(again, "novel", tenant="t", now=now, scorer="tfidf")
+    assert [m.id for m in ctx.selected] == ["n1"]
+    assert store_index(again).opened["t"] == "loaded, caught up 2 memories"
+    fresh = make_store("s.db")
+    store_index(fresh).rebuild("t")
+    assert answers(again, "t", now) == answers(fresh, "t", now)
+
+
+def test_a_damaged_snapshot_is_refused_and_rebuilt(make_store, now):
+    store = make_store("s.db")
+    fill(store, now)
+    expected = answers(store, "t", now)
+    path = snapshot_file(store)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    again = make_store("s.db")
+    assert answers(again, "t", now) == expected
+    assert store_index(again).opened["t"] == "built: snapshot checksum mismatch"
+    path.write_bytes(path.read_bytes()[:20])
+    third = make_store("s.db")
+    assert answers(third, "t", now) == expected
+    assert store_index(third).opened["t"] == "built: snapshot truncated"
+
+
+def test_a_snapshot_of_another_format_is_refused(make_store, now, monkeypatch):
+    store = make_store("s.db")
+    fill(store, now)
+    expected = answers(store, "t", now)
+    monkeypatch.setattr(persist, "FORMAT", persist.FORMAT + 1)
+    again = make_store("s.db")
+    assert answers(again, "t", now) == expected
+    assert store_index(again).opened["t"] == f"built: snapshot format {persist.FORMAT - 1}, " + (
+        f"this version reads {persist.FORMAT}"
+    )
+
+
+def test_another_stores_snapshot_is_refused(make_store, now):
+    mine, other = make_store("mine.db"), make_store("other.db")
+    fill(mine, now)
+    fill(other, now, count=12)
+    expected = answers(mine, "t", now)
+    recall(other, "alpha", tenant="t", now=now)
+    shutil.copyfile(snapshot_file(other), snapshot_file(mine))
+    again = make_store("mine.db")
+    assert answers(again, "t", now) == expected
+    assert store_index(again).opened["t"] == "built: snapshot belongs to another store"
+
+
+def test_a_tenants_snapshot_never_serves_another_tenant(make_store, now):
+    store = make_store("s.db")
+    fill(store, now, tenant="t")
+    fill(store, now, tenant="u", count=7, prefix="u")
+    expected_u = answers(store, "u", now)
+    recall(store, "alpha", tenant="t", now=now)
+    shutil.copyfile(snapshot_file(store, "t"), snapshot_file(store, "u"))
+    again = make_store("s.db")
+    assert answers(again, "u", now) == expected_u
+    assert store_index(again).opened["u"] == "built: snapshot holds tenant 't'"
+    assert all(r.memory.tenant == "u" for r in recall(again, "alpha", tenant="u", now=now).rows)
+
+
+def test_a_snapshot_from_a_diverged_copy_is_refused(tmp_path, now, store_backend):
+    if store_backend != "sqlite":
+        pytest.skip("copies a store file")
+    import memcommit
+
+    first = memcommit.open(tmp_path / "a.db")
+    fill(first, now, count=10)
+    first.close()
+    shutil.copyfile(tmp_path / "a.db", tmp_path / "b.db")  # same history up to here
+    a, b = memcommit.open(tmp_path / "a.db"), memcommit.open(tmp_path / "b.db")
+    with a.commit(message="a's own", now=now) as tx:
+        tx.add("alpha only in a", id="x", tenant="t")
+    with b.commit(message="b's own", now=now) as tx:
+        tx.add("gamma only in b", id="y", tenant="t")
+    recall(a, "alpha", tenant="t", now=now)
+    expected = answers(b, "t", now)
+    shutil.copyfile(snapshot_file(a), snapshot_file(b))
+    again = memcommit.open(tmp_path / "b.db")
+    assert answers(again, "t", now) == expected
+    assert store_index(again).opened["t"] == "built: snapshot from another history"
+    for store in (a, b, again):
+        store.close()
+
+
+def _snapshot_bytes(directory):
+    return b"".join(p.read_bytes() for p in directory.rglob("*") if p.is_file())
+
+
+def test_purge_leaves_no_trace_in_the_snapshot_files(make_store, now, recall_snapshots):
+    store = make_store("s.db")
+    fill(store, now)
+    with store.commit(message="secret", now=now) as tx:
+        tx.add("zebraquux alpha", id="secret", tenant="t")
+    recall(store, "alpha", tenant="t", now=now)  # indexed here: written again on purge
+    assert b"zebraquux" in _snapshot_bytes(recall_snapshots)
+    with store.commit(message="erase", now=now) as tx:
+        tx.purge("secret")
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+    assert b'"secret"' not in _snapshot_bytes(recall_snapshots)
+    assert store_index(make_store("s.db")).source("t").index.n_docs == 40
+
+
+def test_purge_by_a_process_that_never_recalled_erases_the_snapshot(
+    make_store, now, recall_snapshots
+):
+    store = make_store("s.db")
+    fill(store, now)
+    with store.commit(message="secret", now=now) as tx:
+        tx.add("zebraquux alpha", id="secret", tenant="t")
+    expected_before = recall(store, "alpha", tenant="t", now=now)
+    assert "secret" in {r.memory.id for r in expected_before.rows}
+    with make_store("s.db").commit(message="erase", now=now) as tx:  # no index in this one
+        tx.purge("secret")
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+    again = make_store("s.db")
+    assert "secret" not in {r.memory.id for r in recall(again, "alpha", tenant="t", now=now).rows}
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+
+
+def test_a_sqlite_stores_snapshots_sit_beside_its_file(tmp_path, now, monkeypatch):
+    import memcommit
+
+    monkeypatch.delenv("MEMCOMMIT_INDEX_DIR")
+    with memcommit.open(tmp_path / "here.db") as store:
+        fill(store, now, count=5)
+        recall(store, "alpha", tenant="t", now=now)
+        assert snapshot_dir(store) == tmp_path / "here.db.recall"
+        assert snapshot_file(store).exists()
+    with memcommit.open(":memory:") as store:
+        assert snapshot_dir(store) is None
