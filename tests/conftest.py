@@ -108,6 +108,20 @@ def make_store(tmp_path, store_backend):
         drop_schemas(schemas.values())
 
 
+@pytest.fixture
+def store_target(tmp_path, store_backend):
+    """``(target, options)`` of a fresh store on the test's backend, for another process to open.
+
+    SQLite: a file in tmp_path. PostgreSQL: a new schema, dropped after the test.
+    """
+    if store_backend == "sqlite":
+        yield str(tmp_path / "store.db"), {}
+        return
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    yield POSTGRES_URL, {"schema": schema}
+    drop_schemas([schema])
+
+
 def pytest_terminal_summary(terminalreporter):
     """Print every upstream test left out of the framework suites, with its reason."""
     path = Path(__file__).parent / "integrations" / "deselected.py"

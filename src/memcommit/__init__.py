@@ -13,49 +13,117 @@ memory left out.
 
 ``AllOf`` and ``AnyOf`` combine promotion policies; ``Every`` combines
 compaction's trace policies.
+
+Importing the package is cheap: the model and the store (pure Python) load now;
+recall, tiers and compaction, and numpy with them, load when one of their names
+is first used (PEP 562 ``__getattr__``).
 """
 
+import importlib
+import sys
+import types
+from typing import Any
+
 from memcommit import errors
-from memcommit.compaction import (
-    Compactor,
-    Every,
-    FinishedTraces,
-    KeepFailed,
-    OlderThan,
-    UnderPressure,
-    outline,
-)
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
-from memcommit.recall import Context, Pool, Tokens, Words, recall
-from memcommit.recall.sources import erase_purged
 from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
-from memcommit.tiers import (
-    ARC,
-    FIFO,
-    LFU,
-    LRU,
-    TTL,
-    AccessCount,
-    AllOf,
-    AnyOf,
-    Forgetting,
-    ImportanceAtLeast,
-    KindIn,
-    Learned,
-    Never,
-    Scored,
-    TieredMemory,
-    TwoQueue,
-    simulate,
-)
 
 __version__ = "0.1.0"
 
+#: Where each public name that is not loaded at import time lives.
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "Compactor",
+            "Every",
+            "FinishedTraces",
+            "KeepFailed",
+            "OlderThan",
+            "UnderPressure",
+            "outline",
+        ],
+        "memcommit.compaction",
+    ),
+    **dict.fromkeys(["Context", "Pool", "Tokens", "Words", "recall"], "memcommit.recall"),
+    **dict.fromkeys(
+        [
+            "ARC",
+            "FIFO",
+            "LFU",
+            "LRU",
+            "TTL",
+            "AccessCount",
+            "AllOf",
+            "AnyOf",
+            "Forgetting",
+            "ImportanceAtLeast",
+            "KindIn",
+            "Learned",
+            "Never",
+            "Scored",
+            "TieredMemory",
+            "TwoQueue",
+            "simulate",
+        ],
+        "memcommit.tiers",
+    ),
+}
+
+
+#: Layers reached as attributes (``memcommit.tiers.LRU``), imported when first reached.
+_LAYERS = ("compaction", "tiers")
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's layer the first time the name is asked for, and keep the value."""
+    if name in _LAYERS:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_LAYERS})
+
+
+class _Package(types.ModuleType):
+    """This package's module type: ``memcommit.recall`` stays the function.
+
+    When the ``memcommit.recall`` subpackage first loads, the import system sets it
+    as this package's ``recall`` attribute; eagerly imported, the function was bound
+    after that and won. Loaded lazily, the subpackage may arrive later, so the
+    binding is refused here and ``__getattr__`` supplies the function.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "recall" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def _recall(view: Any, query: str, **kw: Any) -> Any:
+    """``store.recall(...)``: loads the recall layer on the first call."""
+    return __getattr__("recall")(view, query, **kw)
+
+
+def _erase_purged(store: Any, commit: Any) -> None:
+    """After a purge, recall's snapshots on disk forget it too (loading the recall layer then)."""
+    from memcommit.recall.sources import erase_purged
+
+    erase_purged(store, commit)
+
+
 # ``store.recall(...)`` and ``view.recall(...)``: the store sits below recall and never imports
 # it, so the one call that goes up is connected here, where both layers are known.
-StoreApi.connect_recall(recall)
-StoreApi.connect_purge(erase_purged)
+StoreApi.connect_recall(_recall)
+StoreApi.connect_purge(_erase_purged)
 
 __all__ = [
     "ARC",

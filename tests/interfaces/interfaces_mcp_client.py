@@ -9,9 +9,11 @@ import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -84,3 +86,13 @@ async def read_json(client: Client, uri: str) -> Any:
     """Read a JSON resource."""
     result = await client.read_resource(uri)
     return json.loads(result.contents[0].text)
+
+
+def run_async(fn: Any, *args: Any) -> Any:
+    """``anyio.run`` on a thread of its own.
+
+    A browser test's Playwright keeps an event loop running on the worker's main
+    thread for the whole session; starting another loop there would fail.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, fn, *args).result()

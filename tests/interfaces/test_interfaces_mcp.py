@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import socket
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import anyio
 import pytest
 from interfaces_mcp_client import (
     MEMCOMMIT,
@@ -20,6 +18,7 @@ from interfaces_mcp_client import (
     fail,
     http_server,
     read_json,
+    run_async,
     stdio_params,
 )
 from mcp.shared.exceptions import MCPError
@@ -29,16 +28,6 @@ from memcommit.interfaces.agent import TOOLS
 from memcommit.interfaces.mcp import create_server
 
 TENANT = "team-a"
-
-
-def run_async(fn, *args):
-    """``anyio.run`` on a thread of its own.
-
-    A browser test's Playwright keeps an event loop running on the worker's main
-    thread for the whole session; starting another loop there would fail.
-    """
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(anyio.run, fn, *args).result()
 
 
 async def exercise_every_tool(client) -> dict:

@@ -17,12 +17,15 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
+from memcommit.cli.lazy import Entry, LazyGroup
 from memcommit.errors import MemcommitError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_STORE = "memcommit.db"
 DEFAULT_TENANT = "default"
@@ -35,6 +38,8 @@ _log_handler: logging.Handler | None = None
 
 def console() -> Console:
     """A console for stdout, sized when called (so ``COLUMNS`` and the terminal count)."""
+    from rich.console import Console  # here, so that ``memcommit --help`` never imports rich
+
     return Console(highlight=False)
 
 
@@ -59,7 +64,90 @@ def setup_logging(verbose: int) -> None:
     logging.captureWarnings(True)
 
 
-class CommandLine(click.Group):
+_STORE = "memcommit.cli.store_cmds"
+_WRITE = "memcommit.cli.write_cmds"
+_COMPACT = "memcommit.cli.compact_cmds"
+_TRANSFER = "memcommit.cli.transfer_cmds"
+
+#: Every command: the module that registers it, imported when the command runs, and the
+#: first paragraph of its help, which ``memcommit --help`` shows without that import.
+COMMANDS = {
+    "add": Entry(_STORE, "Add one memory in a commit of its own (Transaction.add)."),
+    "archive": Entry(
+        _WRITE, "Move a memory to the archive tier (Transaction.archive); recall leaves it out."
+    ),
+    "check": Entry(
+        _STORE, "Verify the store's invariants (Store.check); exit code 1 if any is broken."
+    ),
+    "compact": Entry(
+        _COMPACT, "Compact finished traces into long-term summaries (Compactor.compact)."
+    ),
+    "demo": Entry(
+        "memcommit.cli.demo",
+        "Show on an agent's memory what memcommit fixes, with fixed data and time.",
+    ),
+    "diff": Entry(
+        _STORE, "List the changes after commit A up to commit B (Store.diff); seqs, ids or times."
+    ),
+    "export": Entry(
+        _TRANSFER, "Write the whole store, with its full history, to OUTPUT as JSON Lines."
+    ),
+    "find": Entry(
+        _STORE, "List memories matching filters (Store.find); live ones only unless --all."
+    ),
+    "forget": Entry(
+        _WRITE,
+        "Forget a memory: it no longer holds (Transaction.invalidate), or --purge erases it.",
+    ),
+    "get": Entry(_STORE, "Show one memory (Store.get), optionally as it was at an earlier commit."),
+    "history": Entry(_STORE, "Show every version of one memory, oldest first (Store.history)."),
+    "import": Entry(
+        _TRANSFER, 'Rebuild a store from a JSON Lines export (INPUT, or "-" for stdin).'
+    ),
+    "init": Entry(_STORE, "Create a store (or bring an existing one's schema up to date)."),
+    "invalidate": Entry(
+        _WRITE, "Mark a memory as no longer holding (Transaction.invalidate); history keeps it."
+    ),
+    "log": Entry(_STORE, "List commits, newest first (Store.log)."),
+    "mcp": Entry(
+        "memcommit.cli.mcp_cmds",
+        "Serve the store to agents as an MCP server (stdio, or HTTP on loopback).",
+    ),
+    "merge": Entry(
+        _COMPACT,
+        "Fold summaries of the same task into one evolving summary (Compactor.merge).",
+    ),
+    "migrate": Entry(
+        "memcommit.cli.migrate_cmds",
+        "Copy the store SRC into the new, empty store DST, with its full history.",
+    ),
+    "recall": Entry(
+        "memcommit.cli.recall_cmds", "Pack a bounded context for QUERY from one tenant's memories."
+    ),
+    "restore": Entry(_WRITE, "Bring an archived memory back to a tier (Transaction.restore)."),
+    "show": Entry(_STORE, "Show one commit and its changes (Store.show), by seq or id."),
+    "supersede": Entry(
+        _WRITE, "Replace memory OLD_ID by NEW_ID (Transaction.supersede); OLD_ID stops holding."
+    ),
+    "tiers": Entry(
+        "memcommit.cli.tiers_cmds",
+        "Working memory: what is in short-term, hits and misses, maintenance, simulation.",
+    ),
+    "trace": Entry(
+        "memcommit.cli.trace_cmds",
+        "Record a task as a trace: begin it, add its steps, finish it.",
+    ),
+    "update": Entry(
+        _WRITE, "Write a new version of a memory with some fields changed (Transaction.update)."
+    ),
+    "workbench": Entry(
+        "memcommit.cli.workbench_cmds",
+        "Open the retrieval workbench: every record recall() selected or left out, and why.",
+    ),
+}
+
+
+class CommandLine(LazyGroup):
     """The root group: click's own usage errors are one line too, like every other failure.
 
     Click prints a usage error as the usage, a hint and the error on three lines;
@@ -82,7 +170,9 @@ class CommandLine(click.Group):
         sys.exit(code if isinstance(code, int) else 0)  # an Exit's code; a command returns None
 
 
-@click.group(cls=CommandLine, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=CommandLine, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
 @click.option(
     "--verbose", "-v", count=True, help="Log what the library does on stderr (-vv: debug)."
