@@ -270,6 +270,26 @@ def test_purge_by_a_process_that_never_recalled_erases_the_snapshot(
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
 
 
+def test_a_process_behind_another_writers_purge_never_writes_the_purged_words_back(
+    make_store, now, recall_snapshots
+):
+    behind = make_store("s.db")
+    fill(behind, now)
+    with behind.commit(message="secret", now=now) as tx:
+        tx.add("zebraquux alpha", id="secret", tenant="t")
+    recall(behind, "alpha", tenant="t", now=now)  # indexed here, with the secret
+    with make_store("s.db").commit(message="erase", now=now) as tx:  # another writer purges
+        tx.purge("secret")
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+    with behind.commit(message="drop one", now=now) as tx:  # a purge here rewrites the snapshot
+        tx.purge("m0")
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+    assert b'"secret"' not in _snapshot_bytes(recall_snapshots)
+    store_index(behind).save("t")
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+    assert store_index(make_store("s.db")).source("t").index.n_docs == 39
+
+
 def test_a_sqlite_stores_snapshots_sit_beside_its_file(tmp_path, now, monkeypatch):
     import memcommit
 

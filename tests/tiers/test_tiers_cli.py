@@ -109,3 +109,11 @@ def test_touch_takes_the_short_ids_the_tables_show(db):
     path, ids = db
     out = run("tiers", "touch", "…" + ids[0][-7:], "--store", path, "--json")
     assert json.loads(out.output)["paged_in"] == [ids[0]]
+
+
+def test_touch_takes_a_short_id_made_only_of_decimal_digits(tmp_path):
+    path = str(tmp_path / "digits.db")
+    with memcommit.open(path) as store, store.commit(message="seed") as tx:
+        tx.add("archived note", id="0123456789abcdef0123456780810916", tier="archive")
+    out = run("tiers", "touch", "0810916", "--store", path, "--json")
+    assert json.loads(out.output)["paged_in"] == ["0123456789abcdef0123456780810916"]

@@ -25,7 +25,7 @@ _HEX = re.compile(r"[0-9a-f]+")
 
 
 def short_ids(ids: Iterable[str]) -> dict[str, str]:
-    """Each id -> its shortest unique suffix (at least MIN_ID digits) after "…".
+    """Each id -> its shortest unique suffix (at least MIN_ID digits, not all decimal) after "…".
 
     Sorted by their reversed text, ids sharing a suffix are neighbours: one
     digit more than the longest suffix shared with a neighbour is unique.
@@ -38,6 +38,8 @@ def short_ids(ids: Iterable[str]) -> dict[str, str]:
             default=0,
         )
         n = max(MIN_ID, shared + 1)
+        while n < len(rev) and rev[:n].isdigit():  # a plain number would read as a commit seq
+            n += 1
         id = rev[::-1]
         shown[id] = id if n >= len(id) else ELLIPSIS + id[-n:]
     return shown
@@ -82,16 +84,40 @@ def resolve_memory(view: Any, text: str, *, field: str = "id") -> str:
     return _one(field, text, "memories", (m.id for m in view.find(live=False)))
 
 
-def is_short_id(text: str) -> bool:
-    """Whether ``text`` reads as a short id ("…" and digits, or 7 to 31 hex digits)."""
+def is_short_id(text: str, *, numbers_are_seqs: bool = True) -> bool:
+    """Whether ``text`` reads as a short id ("…" and digits, or 7 to 31 hex digits).
+
+    A plain number is a commit seq where one may be given (``numbers_are_seqs``).
+    """
     part = _digits(text)
     if text.strip().startswith((ELLIPSIS, "...")):
         return bool(_HEX.fullmatch(part))
-    return bool(_HEX.fullmatch(part)) and MIN_ID <= len(part) < 32 and not part.isdigit()
+    number = numbers_are_seqs and part.isdigit()
+    return bool(_HEX.fullmatch(part)) and MIN_ID <= len(part) < 32 and not number
 
 
 def resolve_as_of(view: Any, text: str | None, *, field: str = "as-of") -> Any:
-    """``--as-of`` and commit arguments: a seq, a full or short commit id, or a time."""
+    """``--as-of`` and commit arguments: a seq, a full or short commit id, or a time.
+
+    A number that is also the end of a commit id is that commit when it is no
+    seq of the store, and refused as ambiguous when it is one: never silently
+    the wrong commit.
+    """
+    if text is not None and text.strip().isdigit() and len(text.strip()) >= MIN_TYPED:
+        return _seq_or_commit(view, text, field)
     if text is None or not is_short_id(text):
         return parse_as_of(text, field=field)
     return _one(field, text, "commits", (c.id for c in view.log()))
+
+
+def _seq_or_commit(view: Any, text: str, field: str) -> Any:
+    number = text.strip()
+    ends = [c.id for c in view.log() if c.id.endswith(number)]
+    if not ends:
+        return int(number)
+    if 1 <= int(number) <= view.head_seq:
+        raise InvalidInput(
+            field, text, f"is both commit seq {int(number)} and commit {ends[0]}; "
+            f"give {ELLIPSIS}{number} for the commit id or the seq's full id",
+        )  # fmt: skip
+    return _one(field, text, "commits", ends)

@@ -187,7 +187,10 @@ def touch_cmd(
     store, tm = _tiers(store_target, tenant, all_tenants, write=True, **_config(**config))
     try:
         view = store if all_tenants else store.tenant(tenant)
-        full = [resolve_memory(view, id) if is_short_id(id) else id for id in ids]
+        full = [
+            resolve_memory(view, id) if is_short_id(id, numbers_are_seqs=False) else id
+            for id in ids
+        ]
         try:
             result = tm.touch(full, now=parse_now(now_text))
             unknown: list[str] = []

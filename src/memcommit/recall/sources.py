@@ -114,21 +114,32 @@ class StoreIndex:
             return index
 
     def save(self, tenant: str) -> Path | None:
-        """Write the snapshot of ``tenant``'s index as it is now; its path (None: nowhere to)."""
+        """Write the snapshot of ``tenant``'s index, caught up with the store; its path.
+
+        None: nowhere to write. The index is caught up with every writer's
+        commits first, and again after writing while the store moved on: a
+        snapshot never holds words another process purged (that process
+        deleted the file; a state from before its purge must not bring it back).
+        """
         with self.lock:
             self._flush()
-            index = self.tenants.get(tenant)
-            store = self.store
-            if index is None or self.directory is None or not self.seen:
-                return None
-            path = self.directory / snapshot_name(tenant)
-            first, current = _commit_ids(store, [1, self.seen])
-            stamp = Stamp(first or "", self.seen, current or "")
-            try:
-                persist.write(path, tenant, stamp, index.export())
-            except OSError:  # derived data: a read-only place just means no snapshot
-                return None
-            return path
+            self._catch_up()
+            while True:
+                index = self.tenants.get(tenant)
+                if index is None or self.directory is None or not self.seen:
+                    return None
+                path = self.directory / snapshot_name(tenant)
+                written = self.seen
+                first, current = _commit_ids(self.store, [1, written])
+                try:
+                    persist.write(
+                        path, tenant, Stamp(first or "", written, current or ""), index.export()
+                    )
+                except OSError:  # derived data: a read-only place just means no snapshot
+                    return None
+                self._catch_up()
+                if self.seen == written:
+                    return path
 
     def _open(self, tenant: str) -> TenantIndex:
         """The tenant's index from its snapshot (caught up) if sound, else built anew."""
@@ -184,13 +195,18 @@ class StoreIndex:
         head = self.store.head_seq
         if head == self.seen:
             return
-        if self.tenants:
-            ids = list(dict.fromkeys(c.memory_id for c in self.store.diff(self.seen, head)))
+        since, self.seen = self.seen, head  # before applying: a save it makes finds none left
+        if not self.tenants:
+            return
+        try:
+            ids = list(dict.fromkeys(c.memory_id for c in self.store.diff(since, head)))
             if len(ids) > CATCH_UP_LIMIT:
                 self.tenants.clear()  # cheaper to open each tenant again when next asked
             else:
                 self._apply([i for i in ids if i])
-        self.seen = head
+        except BaseException:
+            self.seen = since  # applied again next time: putting a memory twice changes nothing
+            raise
 
     def _on_commit(self, commit: Commit) -> None:
         """Note the commit's memories; they are indexed at the next recall, in one read.
