@@ -46,9 +46,14 @@ def browser_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless Debian Chromium for the whole session."""
+    """One headless Debian Chromium per test module.
+
+    Playwright's sync API keeps an asyncio loop running on the main thread while
+    it is open; closing it when a module ends keeps that loop away from the async
+    tests (the frameworks' own suites) that xdist runs on the same worker.
+    """
     reason = browser_missing()
     if reason is not None:
         if os.environ.get("MEMCOMMIT_REQUIRE_BROWSER") == "1":
