@@ -115,3 +115,34 @@ def test_vector_store_tenants_are_apart(memory):
     assert globex.similarity_search("secret plan") == []
     globex.delete(["plan"])
     assert [d.page_content for d in acme.get_by_ids(["plan"])] == ["acme secret plan"]
+
+
+def test_documents_sharing_an_id_in_other_scopes_keep_their_score(memory, now):
+    deploys = lc.MemcommitVectorStore(memory, scope="deploys", clock=lambda: now)
+    garden = lc.MemcommitVectorStore(memory, scope="garden", clock=lambda: now)
+    deploys.add_texts(["deploys run on Tuesdays"], ids=["note"])
+    garden.add_texts(["the plant needs water"], ids=["note"])  # newer, same id
+    ((doc, score),) = deploys.similarity_search_with_score("when do deploys run", k=1)
+    assert doc.page_content == "deploys run on Tuesdays"
+    assert score > 0
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda docs: docs.add_texts(["a"], metadatas=["m"]), "metadatas"),
+        (lambda docs: docs.add_texts(["a"], metadatas=[{}], ids="a"), "ids"),
+        (lambda docs: docs.add_texts("ab"), "texts"),
+        (lambda docs: docs.add_texts([5]), "texts"),
+        (lambda docs: docs.similarity_search(None), "query"),
+        (lambda docs: docs.similarity_search(5), "query"),
+    ],
+)
+def test_vector_store_bad_arguments_are_typed_errors_and_change_nothing(memory, call, field):
+    docs = lc.MemcommitVectorStore(memory)
+    docs.add_texts(["alpha"], ids=["a"])
+    head = docs.view.head
+    with pytest.raises(InvalidInput) as err:
+        call(docs)
+    assert err.value.field == field
+    assert docs.view.head == head

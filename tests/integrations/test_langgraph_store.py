@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from upstream import require
@@ -268,3 +268,108 @@ async def test_async_store_batches_concurrent_puts_into_one_commit(memory):
     assert len(store.log(NS)) < 20  # puts queued together landed together
     with pytest.raises(asyncio.InvalidStateError):
         store.get(NS, "k1")  # a sync call on the loop's thread would block it
+
+
+@pytest.mark.parametrize(
+    ("read", "field"),
+    [
+        (
+            base.ListNamespacesOp(match_conditions=(base.MatchCondition("middle", ("a",)),)),
+            "match_type",
+        ),
+        (base.SearchOp(NS, query=5), "query"),
+        (base.SearchOp(NS, limit="10"), "limit"),
+        (base.SearchOp(NS, offset=-1), "offset"),
+        (base.GetOp(NS, None), "key"),
+    ],
+)
+def test_a_bad_read_in_a_batch_writes_nothing(store, read, field):
+    before = store.memcommit.head
+    with pytest.raises(InvalidInput) as err:
+        store.batch([base.PutOp(NS, "a", {"text": "alpha"}), read])
+    assert err.value.field == field
+    assert store.memcommit.head == before
+    assert store.get(NS, "a") is None
+
+
+@pytest.mark.parametrize(
+    ("op", "field"),
+    [
+        (base.PutOp(NS, "b", {"text": "x"}, ttl=float("inf")), "ttl"),
+        (base.PutOp(NS, "b", {"text": "x"}, ttl=float("nan")), "ttl"),
+        (base.PutOp(NS, "b", {"text": "x"}, ttl=1e300), "ttl"),
+        (base.PutOp(NS, "b", {"text": "x"}, ttl=1e12), "ttl"),  # past year 9999
+        (base.PutOp(NS, "b", {"when": datetime(2026, 1, 1)}), "value"),
+    ],
+)
+def test_puts_beyond_json_or_time_are_typed_errors(store, op, field):
+    before = store.memcommit.head
+    with pytest.raises(InvalidInput) as err:
+        store.batch([base.PutOp(NS, "a", {"text": "alpha"}), op])
+    assert err.value.field == field
+    assert store.memcommit.head == before
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.log(NS, limit="x"), "limit"),
+        (lambda s: s.search(NS, limit=-1), "limit"),
+        (lambda s: s.list_namespaces(max_depth=-1), "max_depth"),
+        (lambda s: s.list_namespaces(max_depth=0), "max_depth"),
+        (lambda s: s.history(NS, None), "key"),
+        (lambda s: s.versions(NS, ""), "key"),
+    ],
+)
+def test_bad_read_arguments_are_typed_errors(store, call, field):
+    store.put(NS, "a", {"text": "alpha"})
+    with pytest.raises(InvalidInput) as err:
+        call(store)
+    assert err.value.field == field
+
+
+def test_a_key_put_under_another_namespace_keeps_the_older_items_score(store, clock):
+    store.put(("user_1",), "food", {"text": "likes spicy ramen"})
+    clock.now += timedelta(minutes=1)
+    store.put(("user_2",), "food", {"text": "likes green tea"})
+    (hit,) = store.search(("user_1",), query="spicy ramen")
+    assert hit.value == {"text": "likes spicy ramen"}
+    assert hit.score is not None and hit.score > 0
+
+
+def test_a_refresh_past_the_last_datetime_keeps_the_batch_and_its_put(store, clock):
+    last = datetime.max.replace(tzinfo=timezone.utc)
+    minutes = (last - clock.now).total_seconds() / 60 - 1
+    store.put(NS, "long", {"text": "kept for ages"}, ttl=minutes)
+    clock.now += timedelta(minutes=2)
+    put, got = store.batch(
+        [base.PutOp(NS, "b", {"text": "beta"}), base.GetOp(NS, "long", refresh_ttl=True)]
+    )
+    assert put is None and got.value == {"text": "kept for ages"}
+    assert store.get(NS, "b").value == {"text": "beta"}
+    (memory,) = store.memcommit.find(scopes=["user_1.memories"], key="long")
+    assert memory.valid_to == last
+
+
+def test_a_refresh_of_an_item_deleted_since_the_read_leaves_it_deleted(store, memory, clock):
+    store.put(NS, "a", {"text": "alpha"}, ttl=5)
+    (stale,) = store._items.live(clock.now, key="a")
+    store.delete(NS, "a")
+    seq = memory.head_seq
+    store._items.refresh([stale])
+    assert memory.head_seq == seq  # not even an empty commit
+    assert store.get(NS, "a") is None
+
+
+async def test_a_bad_read_of_another_caller_never_fails_a_put_that_landed(memory):
+    import asyncio
+
+    store = lg.AsyncMemcommitStore(memory, tenant="acme")
+    put, bad = await asyncio.gather(
+        store.aput(NS, "a", {"text": "alpha"}),
+        store.asearch(NS, query=5),
+        return_exceptions=True,
+    )
+    assert isinstance(bad, InvalidInput) and bad.field == "query"
+    landed = await store.aget(NS, "a")
+    assert (put is None) == (landed is not None)

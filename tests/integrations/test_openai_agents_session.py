@@ -129,3 +129,33 @@ def test_memcommit_imports_without_the_frameworks():
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     assert memcommit.__version__
+
+
+@pytest.mark.parametrize("items", [None, 5, "hello", {"role": "user"}])
+async def test_items_that_are_not_a_list_are_typed_errors(memory, items):
+    session = oa.MemcommitSession("chat", memory)
+    with pytest.raises(InvalidInput) as err:
+        await session.add_items(items)
+    assert err.value.field == "items"
+    assert session.trace_id is None
+
+
+@pytest.mark.parametrize("limit", ["3", 2.5, True])
+async def test_a_limit_that_is_not_an_int_is_a_typed_error(memory, limit):
+    session = oa.MemcommitSession("chat", memory)
+    await session.add_items([user("one")])
+    with pytest.raises(InvalidInput) as err:
+        await session.get_items(limit=limit)
+    assert err.value.field == "limit"
+
+
+async def test_pop_and_clear_of_an_empty_session_land_no_commit(memory):
+    fresh = oa.MemcommitSession("fresh", memory)
+    emptied = oa.MemcommitSession("emptied", memory)
+    await emptied.add_items([user("one")])
+    await emptied.clear_session()
+    seq = memory.head_seq  # the store's newest commit, empty ones included
+    for session in (fresh, emptied):
+        assert await session.pop_item() is None
+        await session.clear_session()
+    assert memory.head_seq == seq

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -165,9 +165,18 @@ class MemcommitVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[str]:
         """Add (or, for an existing id, write a new version of) each text, in one commit."""
-        texts = list(texts)
-        metadatas = list(metadatas) if metadatas is not None else [{} for _ in texts]
-        ids = [str(i) if i is not None else uuid.uuid4().hex for i in ids or [None] * len(texts)]
+        texts = _listed("texts", texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise InvalidInput("texts", text, "each text must be a str")
+        metadatas = (
+            _listed("metadatas", metadatas) if metadatas is not None else [{} for _ in texts]
+        )
+        for metadata in metadatas:
+            if metadata is not None and not isinstance(metadata, Mapping):
+                raise InvalidInput("metadatas", metadata, "each metadata must be a mapping or None")
+        ids = _listed("ids", ids) if ids is not None else [None] * len(texts)
+        ids = [str(i) if i is not None else uuid.uuid4().hex for i in ids]
         if not len(texts) == len(metadatas) == len(ids):
             raise InvalidInput("ids", ids, "texts, metadatas and ids must be as many")
         vectors = self._embedding.embed_documents(texts) if self._embedding and texts else None
@@ -221,6 +230,8 @@ class MemcommitVectorStore(VectorStore):
 
         ``filter`` is exact over each document's metadata (`memcommit.integrations.filters`).
         """
+        if not isinstance(query, str):
+            raise InvalidInput("query", query, "must be text")
         wanted = filters.check(filter)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise InvalidInput("k", k, "must be an int >= 0")
@@ -284,6 +295,7 @@ class MemcommitVectorStore(VectorStore):
             scopes=[self.scope],
             tiers=None,
             scorer=scorer,
+            latest_per_key=False,  # the key is the document id, which other scopes may share
             now=None if self.clock is None else self.clock(),
         )
         mine = {m.id for m in docs}
@@ -294,6 +306,16 @@ class MemcommitVectorStore(VectorStore):
         mark = memory.metadata[MARK]
         return Document(page_content=memory.content, metadata=dict(mark["metadata"]),
                         id=mark["id"])  # fmt: skip
+
+
+def _listed(field: str, values: Any) -> list[Any]:
+    """``values`` as a list; InvalidInput naming ``field`` for text or a non-iterable."""
+    if isinstance(values, (str, bytes, Mapping)):
+        raise InvalidInput(field, values, "must be a list, not a single value")
+    try:
+        return list(values)
+    except TypeError:
+        raise InvalidInput(field, values, "must be a list") from None
 
 
 def _selected(ctx: Context) -> list[tuple[Row, Memory]]:

@@ -189,14 +189,14 @@ class _Items:
         return found[0] if found else None
 
     def run(self, ops: Iterable[Op]) -> list[Result]:
-        """Every op's result, in order; puts land first, in one commit, then the reads."""
+        """Every op's result, in order; puts land first, in one commit, then the reads.
+
+        Every op is checked before anything is written, so a batch with one bad
+        op (of any caller, in the async store) writes nothing.
+        """
         ops = list(ops)
         for op in ops:
-            validate_op_namespace(op)
-            if isinstance(op, SearchOp):
-                filters.check(op.filter)
-            elif not isinstance(op, (GetOp, PutOp, ListNamespacesOp)):
-                raise InvalidInput("ops", op, "must be GetOp, PutOp, SearchOp or ListNamespacesOp")
+            self.check(op)
         puts = {(op.namespace, op.key): op for op in ops if isinstance(op, PutOp)}
         if puts:
             self.write(list(puts.values()))
@@ -220,6 +220,35 @@ class _Items:
                 results.append(None)
         self.refresh([s for s in refresh.values() if s.ttl is not None])
         return results
+
+    def check(self, op: Op) -> None:
+        """Refuse ``op`` (InvalidInput naming the field) if any of its fields is wrong."""
+        validate_op_namespace(op)
+        if isinstance(op, PutOp):
+            self.writable()
+            _text("key", op.key)
+            if op.value is not None:
+                self.fields(op)
+        elif isinstance(op, GetOp):
+            _text("key", op.key)
+        elif isinstance(op, SearchOp):
+            filters.check(op.filter)
+            if op.query is not None and not isinstance(op.query, str):
+                raise InvalidInput("query", op.query, "must be text or None")
+            _count("limit", op.limit)
+            _count("offset", op.offset)
+        elif isinstance(op, ListNamespacesOp):
+            for condition in op.match_conditions or ():
+                if condition.match_type not in ("prefix", "suffix"):
+                    raise InvalidInput(
+                        "match_type", condition.match_type, "allowed: prefix, suffix"
+                    )
+            if op.max_depth is not None:
+                _count("max_depth", op.max_depth, least=1)
+            _count("limit", op.limit)
+            _count("offset", op.offset)
+        else:
+            raise InvalidInput("ops", op, "must be GetOp, PutOp, SearchOp or ListNamespacesOp")
 
     def search(self, op: SearchOp, now: datetime) -> list[tuple[_Stored, float | None]]:
         wanted = filters.check(op.filter)
@@ -258,6 +287,7 @@ class _Items:
             scopes=sorted({s.memory.scope for s in items}),
             tiers=None,
             scorer=scorer,
+            latest_per_key=False,  # the key is the item's, and versions are the memory's own
             as_of=self.as_of,
             now=now,
         )
@@ -275,8 +305,6 @@ class _Items:
         found = {s.namespace for s in self.live(now)}
         for condition in op.match_conditions or ():
             at_end = condition.match_type == "suffix"
-            if condition.match_type not in ("prefix", "suffix"):
-                raise InvalidInput("match_type", condition.match_type, "allowed: prefix, suffix")
             found = {ns for ns in found if namespaces.matches(ns, condition.path, at_end=at_end)}
         return namespaces.listing(found, max_depth=op.max_depth, limit=op.limit, offset=op.offset)
 
@@ -309,7 +337,7 @@ class _Items:
                             changed = True
                         continue
                     content, mark = fields[(op.namespace, op.key)]
-                    valid_to = None if op.ttl is None else at + timedelta(minutes=op.ttl)
+                    valid_to = None if op.ttl is None else _expiry(at, op.ttl)
                     if old is None or old.memory.status != "active":
                         tx.add(content, kind=self.kind, scope=scope, key=op.key,
                                metadata={MARK: mark}, valid_to=valid_to)  # fmt: skip
@@ -332,12 +360,20 @@ class _Items:
         if not isinstance(op.value, Mapping):
             raise InvalidInput("value", op.value, "must be a mapping (a JSON object) or None")
         if op.ttl is not None and (
-            isinstance(op.ttl, bool) or not isinstance(op.ttl, (int, float)) or op.ttl <= 0
+            isinstance(op.ttl, bool)
+            or not isinstance(op.ttl, (int, float))
+            or not math.isfinite(op.ttl)
+            or op.ttl <= 0
         ):
-            raise InvalidInput("ttl", op.ttl, "must be minutes > 0, or None")
-        if not isinstance(op.key, str) or not op.key.strip():
-            raise InvalidInput("key", op.key, "must be non-empty text")
+            raise InvalidInput("ttl", op.ttl, "must be finite minutes > 0, or None")
+        if op.ttl is not None:
+            _expiry(self.now(), op.ttl)
+        _text("key", op.key)
         value = dict(op.value)
+        try:
+            json.dumps(value)
+        except TypeError as error:
+            raise InvalidInput("value", op.value, f"must be JSON: {error}") from None
         indexed = op.index is not False
         mark: dict[str, Any] = {"key": op.key, "value": value, "indexed": indexed, "ttl": op.ttl}
         if self.embedder is not None:
@@ -352,14 +388,31 @@ class _Items:
         return content, mark
 
     def refresh(self, items: list[_Stored]) -> None:
-        """Move the expiry of items read with refresh_ttl, in one commit."""
+        """Move the expiry of items read with refresh_ttl, in one commit (none if none moves).
+
+        The items are read again inside the commit: one that a concurrent writer
+        changed or deleted since the read is left as that writer made it.
+        """
         if not items or self.as_of is not None:
             return
-        with self.view.commit(message="langgraph: refresh ttl", author=self.author,
-                              now=self._moment()) as tx:  # fmt: skip
-            at = tx.pending.time
-            for s in items:
-                tx.update(s.memory.id, valid_to=at + timedelta(minutes=s.ttl))
+        try:
+            with self.view.commit(message="langgraph: refresh ttl", author=self.author,
+                                  now=self._moment()) as tx:  # fmt: skip
+                at = tx.pending.time
+                newest = self.newest({s.memory.scope for s in items})
+                moved = False
+                for s in items:
+                    now = newest.get((s.memory.scope, s.key))
+                    if now is None or now.memory.id != s.memory.id or now.ttl is None:
+                        continue
+                    if now.memory.version != s.memory.version or not now.memory.holds(at):
+                        continue
+                    tx.update(s.memory.id, valid_to=_expiry(at, now.ttl, clamp=True))
+                    moved = True
+                if not moved:
+                    raise _Unchanged
+        except _Unchanged:
+            pass
 
     def purge(self, namespace: tuple[str, ...], key: str) -> None:
         """Erase every memory that ever held the item (tombstones stay in history)."""
@@ -379,6 +432,7 @@ class _Items:
     # -- history -------------------------------------------------------------------
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[tuple[Memory, Item]]:
+        _text("key", key)
         found = self.view.find(live=False, scopes=[namespaces.scope_of(namespace)], key=key)
         out = []
         for m in found:
@@ -391,6 +445,8 @@ class _Items:
         return out
 
     def log(self, prefix: Sequence[str], limit: int | None) -> list[Commit]:
+        if limit is not None:
+            _count("limit", limit)
         ids = {
             m.id
             for m in self.view.find(live=False, as_of=self.as_of)
@@ -412,6 +468,32 @@ class _Items:
 
 class _Unchanged(Exception):
     """Raised inside a commit block that changed nothing, so that no empty commit lands."""
+
+
+def _text(field: str, value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(field, value, "must be non-empty text")
+
+
+def _count(field: str, value: Any, *, least: int = 0) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidInput(field, value, f"must be an int >= {least}")
+
+
+#: The latest expiry a datetime can hold; a refresh past it stops there.
+_LAST = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def _expiry(at: datetime, ttl: float, *, clamp: bool = False) -> datetime:
+    """``at`` plus ``ttl`` minutes; InvalidInput past the last datetime (unless ``clamp``)."""
+    try:
+        return at + timedelta(minutes=ttl)
+    except OverflowError:
+        if clamp:
+            return _LAST
+        raise InvalidInput(
+            "ttl", ttl, "must be finite minutes that end before year 10000"
+        ) from None
 
 
 def _where(namespace: tuple[str, ...], key: str) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,8 @@ class MemcommitSession(SessionABC):
 
     async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The conversation in order; with ``limit``, its latest ``limit`` items."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise InvalidInput("limit", limit, "must be an int or None")
         wanted = resolve_session_limit(limit, self.session_settings)
         items = [s.metadata[MARK] for s in await asyncio.to_thread(self._steps)]
         if wanted is None or wanted < 0:
@@ -109,7 +111,12 @@ class MemcommitSession(SessionABC):
     async def add_items(self, items: list[dict[str, Any]]) -> None:
         """Append the items as the trace's next steps, in one commit."""
         self._check_open()
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+            raise InvalidInput("items", items, "must be a list of items (mappings)")
         items = list(items)
+        for item in items:
+            if not isinstance(item, Mapping):
+                raise InvalidInput("items", item, "each item must be a mapping (a JSON object)")
         if items:
             await asyncio.to_thread(self._add, items)
 
@@ -180,9 +187,6 @@ class MemcommitSession(SessionABC):
         return [m for m in steps if m.step and m.status == "active" and MARK in m.metadata]
 
     def _add(self, items: list[dict[str, Any]]) -> None:
-        for item in items:
-            if not isinstance(item, Mapping):
-                raise InvalidInput("items", item, "each item must be a mapping (a JSON object)")
         with self._commit(f"openai-agents: {len(items)} item(s) in {self.session_id}") as tx:
             trace_id = self.trace_id
             if trace_id is None:
@@ -194,17 +198,30 @@ class MemcommitSession(SessionABC):
                 tx.step(trace_id, item_text(item), kind=self.kind, metadata={MARK: dict(item)})
 
     def _pop(self) -> dict[str, Any] | None:
-        with self._commit(f"openai-agents: pop from {self.session_id}") as tx:
-            steps = self._steps()
-            if not steps:
-                return None
-            tx.invalidate(steps[-1].id)
-            return steps[-1].metadata[MARK]
+        try:
+            with self._commit(f"openai-agents: pop from {self.session_id}") as tx:
+                steps = self._steps()
+                if not steps:
+                    raise _Unchanged
+                tx.invalidate(steps[-1].id)
+                return steps[-1].metadata[MARK]
+        except _Unchanged:
+            return None
 
     def _clear(self) -> None:
-        with self._commit(f"openai-agents: clear {self.session_id}") as tx:
-            for step in self._steps():
-                tx.invalidate(step.id)
+        try:
+            with self._commit(f"openai-agents: clear {self.session_id}") as tx:
+                steps = self._steps()
+                if not steps:
+                    raise _Unchanged
+                for step in steps:
+                    tx.invalidate(step.id)
+        except _Unchanged:
+            pass
+
+
+class _Unchanged(Exception):
+    """Raised inside a commit block that would change nothing, so that no empty commit lands."""
 
 
 def recall_instructions(
