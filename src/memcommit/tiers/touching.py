@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memcommit.compaction.compactor import COMPACTED_INTO
 from memcommit.model import Memory, Usage
 from memcommit.tiers.cache import Partition
 from memcommit.tiers.results import TouchResult
@@ -77,7 +78,7 @@ class Touch:
             if m is None or (tenant is not None and m.tenant != tenant):
                 result.unknown.append(i)
                 current.pop(i, None)
-        known = [i for i in ids if i in current]
+        known = self._summarized([i for i in ids if i in current], current)
         try:
             for owner, group in by_tenant(known, lambda i: current[i].tenant).items():
                 if any(pages_in(current[i], now) for i in group):
@@ -88,6 +89,33 @@ class Touch:
             cache.forget()  # what failed did not land
             raise
         return result
+
+    def _summarized(self, known: list[str], current: dict[str, Memory]) -> list[str]:
+        """``known`` with each archived member of a compacted task counted as its summary.
+
+        Once compaction ran, the live summary stands for the task: paging its root or a
+        step back in would make recall pack the task beside its own summary. A member
+        whose summary no longer holds pages in as usual.
+        """
+        members = [m for m in current.values() if pages_in(m, self.now) and m.trace_id]
+        if not members:
+            return known
+        roots = self.setup.cache.load(dict.fromkeys(str(m.trace_id) for m in members))
+        summary_of = {}
+        for m in members:
+            root = roots.get(str(m.trace_id))
+            into = root.metadata.get(COMPACTED_INTO) if root is not None else None
+            if isinstance(into, str):
+                summary_of[m.id] = into
+        summaries = self.setup.cache.load(dict.fromkeys(summary_of.values()))
+        swap = {}
+        for member, into in summary_of.items():
+            summary = summaries.get(into)
+            mine = summary is not None and summary.tenant == current[member].tenant
+            if mine and summary.holds(self.now):
+                swap[member] = into
+                current[into] = summary
+        return [swap.get(i, i) for i in known]
 
     def _count(self, m: Memory, visits: Counter[str], delta: TierStats) -> str:
         """Count one use of ``m`` as a "hit", "warm" hit, "miss" or "page_in"."""
