@@ -35,6 +35,9 @@ from memcommit.recall.row import Row
 #: Which rows a page lists.
 PAGES = ("all", "selected", "excluded")
 
+NO_LEXICAL_MATCH = "no_lexical_match"  # passed the filters; the scorer gave it no score
+CLAIMED_BY_POOL = "claimed_by_pool"  # an earlier pool had already selected it
+
 # What happened to each document, beyond the filter reasons (codes 1..len(FILTER_REASONS)).
 _HIDDEN = -1  # not a current memory of the tenant: no row
 _NO_MATCH = len(FILTER_REASONS) + 1  # passed the filters, but the scorer gave it no score
@@ -129,7 +132,7 @@ class Explanation:
                 names = [pool.name for pool in self.pools]
                 later = self.pools[names.index(found.decision.pool) + 1 :]
                 found.trail.extend(
-                    (pool.name, "claimed_by_pool")
+                    (pool.name, CLAIMED_BY_POOL)
                     for pool in later
                     if pool.types is None or kind in pool.types
                 )
@@ -156,7 +159,7 @@ class Explanation:
         tally = np.bincount(codes[codes != _HIDDEN], minlength=_UNSEEN + 1)
         for position, reason in enumerate(FILTER_REASONS, start=1):
             add(reason, int(tally[position]))
-        add("no_lexical_match", int(tally[_NO_MATCH]))
+        add(NO_LEXICAL_MATCH, int(tally[_NO_MATCH]))
         for found in self._decided.values():
             if not taken(found.decision):
                 add(found.decision.outcome, 1)
@@ -244,7 +247,7 @@ class Explanation:
             return Row(memory, "filters", None, None, "excluded", reason, None, None)
         cosine = float(self.cosines[doc])
         if code == _NO_MATCH:
-            return Row(memory, "ranking", cosine, None, "excluded", "no_lexical_match", None, None)
+            return Row(memory, "ranking", cosine, None, "excluded", NO_LEXICAL_MATCH, None, None)
         raw = self.scores[doc]
         score = None if math.isnan(raw) else float(raw)
         parts = self.components.of(doc) if score is not None else None
