@@ -11,6 +11,7 @@ import memcommit
 from memcommit.cli import main
 
 HEX_ID = re.compile(r"(…[0-9a-f]{7,32}|\b[0-9a-f]{12,32})\b")
+LAYOUT = re.compile(r"[ \u2500-\u257f]+")  # spaces and box-drawing characters
 
 
 def run_demo(path) -> str:
@@ -38,7 +39,13 @@ def test_the_session_commits_supersedes_compacts_and_recalls(tmp_path):
 def test_the_session_prints_the_same_story_every_run(tmp_path):
     first = run_demo(tmp_path / "a.db").replace(str(tmp_path / "a.db"), "DB")
     second = run_demo(tmp_path / "b.db").replace(str(tmp_path / "b.db"), "DB")
-    assert HEX_ID.sub("ID", first) == HEX_ID.sub("ID", second)
+    assert story(first) == story(second)
+
+
+def story(output: str) -> str:
+    """The demo's words with ids masked; table geometry dropped, since a short id grows
+    past an all-digit tail (so a column's width depends on the random ids)."""
+    return LAYOUT.sub(" ", HEX_ID.sub("ID", output))
 
 
 def test_the_demo_refuses_to_overwrite_an_existing_file(tmp_path):
