@@ -186,6 +186,20 @@ def test_a_snapshot_of_another_format_is_refused(make_store, now, monkeypatch):
     )
 
 
+def test_a_snapshot_lacking_a_column_is_refused_and_rebuilt(make_store, now):
+    """A snapshot of the same format but other columns (a build from another version)."""
+    store = make_store("s.db")
+    fill(store, now)
+    expected = answers(store, "t", now)
+    path = snapshot_file(store)
+    stamp, data = persist.read(path, "t", store.log()[-1].id)
+    arrays = {name: array.copy() for name, array in data.arrays.items() if name != "speaker"}
+    persist.write(path, "t", stamp, type(data)(arrays, data.strings))
+    again = make_store("s.db")
+    assert answers(again, "t", now) == expected
+    assert store_index(again).opened["t"] == "built: the snapshot lacks speaker"
+
+
 def test_another_stores_snapshot_is_refused(make_store, now):
     mine, other = make_store("mine.db"), make_store("other.db")
     fill(mine, now)

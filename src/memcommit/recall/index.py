@@ -142,6 +142,12 @@ class Exported:
     strings: dict[str, list[str]]
 
 
+#: The arrays a snapshot must hold besides the filter columns.
+_RESTORED = (
+    *("stem_of", "fwd_start", "fwd_terms", "fwd_tf"),
+    *("main_ptr", "main_docs", "main_tf", "df", "norms"),
+)
+
 _CODED = {"kind": "kinds", "scope": "scopes", "session": "sessions", "key": "keys", "tier": "tiers"}
 
 
@@ -454,6 +460,10 @@ class TenantIndex:
     def restore(cls, tenant: str, data: Exported) -> TenantIndex:
         """The index `export` described, using its arrays as they are (mapped, not copied)."""
         arrays, strings = data.arrays, data.strings
+        missing = sorted({*_RESTORED, *_COLUMNS} - arrays.keys())
+        missing += sorted({"terms", "stems", "ids", *_CODED.values()} - strings.keys())
+        if missing:
+            raise ValueError(f"the snapshot lacks {', '.join(missing)}")
         vocabulary = Vocabulary.of(strings["terms"], strings["stems"], arrays["stem_of"])
         index = cls(tenant, vocabulary)
         for table in _CODED.values():

@@ -35,7 +35,7 @@ import numpy as np
 from memcommit.recall.index import Exported
 
 MAGIC = b"MCRECALL"
-FORMAT = 2
+FORMAT = 3  # 3: the speaker column
 _PREFIX = struct.Struct("<8sIIQ")  # magic, format, crc, header length
 _ALIGN = 64
 _CHUNK = 1 << 24

@@ -166,7 +166,10 @@ class StoreIndex:
             return f"built: snapshot {refused.reason}"
         if stamp.seq > self.seen or stamp.commit != _commit_ids(store, [stamp.seq])[0]:
             return "built: snapshot from another history"
-        index = TenantIndex.restore(tenant, data)
+        try:
+            index = TenantIndex.restore(tenant, data)
+        except ValueError as unusable:  # written by a build with other columns
+            return f"built: {unusable}"
         if stamp.seq == self.seen:
             return index, 0
         changes = store.tenant(tenant).diff(stamp.seq, self.seen)
