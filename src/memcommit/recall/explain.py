@@ -15,6 +15,7 @@ exactly what packing the whole ranking would have reported.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -84,7 +85,7 @@ class Explanation:
         scope: Scope,
         now_us: int,
         cosines: np.ndarray,
-        scores: np.ndarray,
+        scores: Callable[[], np.ndarray],
         pools: Sequence[poolsplit.Pool],
         packed: Packed,
         components: Components,
@@ -92,7 +93,8 @@ class Explanation:
         load: Callable[[Sequence[str]], list[Memory]],
     ) -> None:
         self.snap, self.scope, self.now_us = snap, scope, now_us
-        self.cosines, self.scores, self.components = cosines, scores, components
+        self.cosines, self.components = cosines, components
+        self._score_all = scores
         self.pools, self.packed, self.packer, self.load = list(pools), packed, packer, load
         self.selected = [doc for docs in packed.pools.values() for doc in docs]
         self._lock = threading.Lock()
@@ -100,6 +102,11 @@ class Explanation:
         self._decided: dict[int, _Decided] = {}
         self._unseen: dict[int, tuple[tuple[str, str], ...]] = {}  # kind code -> trail
         self._rest: np.ndarray | None = None
+
+    @functools.cached_property
+    def scores(self) -> np.ndarray:
+        """Every document's score (NaN: none), computed when a row first needs one."""
+        return self._score_all()
 
     # ── what happened to every document ─────────────────────────────────────
 

@@ -705,6 +705,11 @@ class Snapshot:
     speaker: np.ndarray
 
     @functools.cached_property
+    def always_docs(self) -> np.ndarray:
+        """The current documents with always scope, ascending."""
+        return np.flatnonzero(self.alive & self.always)
+
+    @functools.cached_property
     def birth_rank(self) -> np.ndarray:
         """Each document's position in (creation time, id) order, the tie-break of every ranking.
 

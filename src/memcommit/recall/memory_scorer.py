@@ -54,6 +54,7 @@ import numpy as np
 from memcommit.recall.components import Components
 from memcommit.recall.index import TenantIndex
 from memcommit.recall.rank import Query
+from memcommit.recall.scorers import Presorted
 from memcommit.recall.speakers import named_speakers, speaker_factor
 from memcommit.recall.spelling import normalized
 from memcommit.recall.text import words
@@ -217,6 +218,22 @@ class MemoryScorer:
             mine_recency = recency[np.searchsorted(parts.docs, docs[matched])]
             blended[matched] = (1.0 - w) * blended[matched] + w * mine_recency
         return blended, parts
+
+    def presort(self, query: Query, cosines: np.ndarray) -> Presorted:
+        """Relevance, scaled by the best passing one once the filters found it."""
+        relevance, parts = self.relevance_parts(query)
+
+        def scale(values: np.ndarray, best: float) -> np.ndarray:
+            scaled: np.ndarray = values / best
+            return scaled
+
+        def scaled_parts(best: float) -> Components:
+            if best <= 0.0:
+                return Components()
+            parts.values["relevance"] = relevance[parts.docs] / best
+            return parts
+
+        return Presorted(relevance, scale, scaled_parts)
 
     def score_docs(self, query: Query, docs: np.ndarray, cosines: np.ndarray) -> np.ndarray:
         """Relevance scaled to [0, 1] by the best candidate, blended with recency; NaN: no match."""

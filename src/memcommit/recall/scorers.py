@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -60,6 +61,43 @@ class BatchScorer(Protocol):
         """Scores of ``docs``, given their exact TF-IDF ``cosines``."""
 
 
+def _unscaled(relevance: np.ndarray, best: float) -> np.ndarray:
+    return relevance
+
+
+def _no_parts(best: float) -> Components:
+    return Components()
+
+
+@dataclass(frozen=True)
+class Presorted:
+    """A ranking known before the filters run: relevance now, scores once the best is known.
+
+    ``relevance`` rates every document of the index (> 0: a match). A matched
+    document that passes the filters scores ``scale(relevance, best)``, where
+    ``best`` is the highest relevance of any passing document; ``scale`` must
+    keep the order. ``parts(best)`` gives every matched document's parts.
+    """
+
+    relevance: np.ndarray
+    scale: Callable[[np.ndarray, float], np.ndarray] = _unscaled
+    parts: Callable[[float], Components] = field(default=_no_parts)
+
+
+@runtime_checkable
+class PresortedScorer(Protocol):
+    """A batch scorer that can rank before filtering when no recency is blended in.
+
+    Recall then filters only the best matches, as deep as packing reads (see
+    `memcommit.recall.ranking`); its scores equal ``score_docs``'s exactly.
+    """
+
+    name: str
+
+    def presort(self, query: Query, cosines: np.ndarray) -> Presorted:
+        """Every document's relevance to ``query`` (``query.recency_weight`` is 0)."""
+
+
 class Tfidf:
     """The seed's ranking: TF-IDF cosine blended with recency; no shared term, no match."""
 
@@ -76,6 +114,10 @@ class Tfidf:
         else:
             out[hits] = (1.0 - w) * cosines[hits] + w * query.recencies(docs[hits])
         return out
+
+    def presort(self, query: Query, cosines: np.ndarray) -> Presorted:
+        """The cosine is the score (recency weight 0)."""
+        return Presorted(cosines)
 
     def __call__(self, memory: Memory, query: Query) -> float | None:
         cos = query.cosine(memory)
