@@ -9,6 +9,7 @@
     ├── ScorerError                      a plugged-in scorer raised or returned NaN
     ├── HookError                        a hook raised, but its commit landed (.commit)
     ├── SchemaTooNew                     the store was written by a newer memcommit
+    ├── IndexDamaged                     a recall snapshot failed its checksum when read
     └── BackendError                     the database failed; driver errors are mapped here
         └── Unavailable                  the database cannot be reached
 
@@ -119,6 +120,21 @@ class SchemaTooNew(MemcommitError):
             f"store={store!r}: its schema is version {found}, newer than version {supported}"
             " that this memcommit supports; upgrade memcommit to open it"
         )
+
+
+class IndexDamaged(MemcommitError):
+    """A block of a recall index snapshot failed its CRC-32 when first read.
+
+    Nothing read from it was used. A recall that meets it rebuilds the index from
+    the store and runs again, so callers see this only from an explanation built
+    after its recall returned (recall again: the index is rebuilt).
+    """
+
+    def __init__(self, path: str, section: str) -> None:
+        self.field = "snapshot"
+        self.value = path
+        self.section = section
+        super().__init__(f"snapshot={path!r}: section {section!r} failed its checksum")
 
 
 class BackendError(MemcommitError):

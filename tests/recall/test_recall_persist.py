@@ -5,18 +5,30 @@ caught up or rebuilt; a purge leaves no trace of its words in any snapshot file.
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
+import struct
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memcommit.errors import IndexDamaged
 from memcommit.recall import persist, recall
-from memcommit.recall.sources import snapshot_dir, snapshot_name, store_index, terminal_progress
+from memcommit.recall.index import Exported
+from memcommit.recall.sources import (
+    Source,
+    snapshot_dir,
+    snapshot_name,
+    store_index,
+    store_loader,
+    terminal_progress,
+)
 
 WORDS = ["alpha", "beta", "gamma", "deploy", "deploys", "deployed", "cache", "the", "pool", "logs"]
-QUERIES = ["alpha deploy", "cache the pool", "deploying logs", "gamma", "zeta"]
+QUERIES = ["alpha deploy", "cache the pool", "deploying logs", "gamma", "zeta", "what did nate do"]
 
 
 def outcome(ctx):
@@ -38,8 +50,9 @@ def fill(store, now, tenant="t", count=40, prefix="m"):
     with store.commit(message="fill", now=now) as tx:
         for i in range(count):
             words = [WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(1 + i % 5)]
+            speaker = ["", "Nate: ", "Ana: "][i % 3]  # the speakers' table goes along
             tx.add(
-                " ".join(words),
+                speaker + " ".join(words),
                 id=f"{prefix}{i}",
                 tenant=tenant,
                 session=f"s{i % 4}" if i % 4 else "two\nlines",  # a list stored as JSON
@@ -157,21 +170,82 @@ def test_a_stale_snapshot_is_caught_up_by_the_commits_since(make_store, now):
     assert answers(again, "t", now) == answers(fresh, "t", now)
 
 
-def test_a_damaged_snapshot_is_refused_and_rebuilt(make_store, now):
+def _layout(data):
+    """Where each array of a snapshot lies in the file (the layout persist's docstring gives)."""
+    _, _, _, header_size, text_size = struct.unpack("<8sIIQQ", data[:32])
+    base = 32 + header_size
+    return base, {
+        name: (base + offset, base + offset + length * np.dtype(dtype).itemsize)
+        for name, dtype, length, offset, _ in json.loads(data[32 : 32 + text_size])["arrays"]
+    }
+
+
+def test_a_damaged_header_or_a_cut_file_is_refused_at_open(make_store, now):
     store = make_store("s.db")
     fill(store, now)
     expected = answers(store, "t", now)
     path = snapshot_file(store)
+    sound = path.read_bytes()
+    base, _ = _layout(sound)
+    for place, reason in [
+        (40, "checksum mismatch"),  # the JSON header
+        (base - 8, "checksum mismatch"),  # the blocks' CRC-32 table
+        (len(sound) // 2, "truncated"),  # a file cut short
+    ]:
+        data = bytearray(sound[:place] if reason == "truncated" else sound)
+        if reason != "truncated":
+            data[place] ^= 0xFF
+        path.write_bytes(bytes(data))
+        again = make_store("s.db")
+        assert answers(again, "t", now) == expected
+        assert store_index(again).opened["t"] == f"built: snapshot {reason}"
+    path.write_bytes(sound[:20])
+    with pytest.raises(persist.SnapshotRefused, match="truncated"):
+        persist.read(path, "t", store.log()[-1].id)
+
+
+def test_a_flipped_byte_in_any_array_is_never_used(make_store, now):
+    """Each array damaged in turn: the answers never change, and the damage is found by the
+    time everything was read (when its block is first read: the index is rebuilt)."""
+    store = make_store("s.db")
+    fill(store, now)
+    expected = answers(store, "t", now)
+    path = snapshot_file(store)
+    sound = path.read_bytes()
+    _, arrays = _layout(sound)
+    assert len(arrays) > 40
+    for name, (start, end) in arrays.items():
+        if end == start:
+            continue
+        damaged = bytearray(sound)
+        damaged[(start + end) // 2] ^= 0x55
+        path.write_bytes(bytes(damaged))
+        again = make_store("s.db")
+        try:
+            assert answers(again, "t", now) == expected, name
+        except IndexDamaged:  # met by an explanation built after its recall returned
+            assert answers(again, "t", now) == expected, name  # the next recall rebuilt
+        store_index(again).save("t")  # reads every array: the damage is found by now
+        assert not path.exists() or path.read_bytes() != bytes(damaged), name
+        assert answers(again, "t", now) == expected, name
+        again.close()
+        path.write_bytes(sound)
+
+
+def test_a_damaged_index_passed_in_directly_raises_a_typed_error(make_store, now):
+    store = make_store("s.db")
+    fill(store, now)
+    recall(store, "alpha", tenant="t", now=now)
+    path = snapshot_file(store)
     data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0xFF
+    start, end = _layout(data)[1]["main_docs"]
+    data[start:end] = bytes(end - start)  # every posting now names document 0
     path.write_bytes(bytes(data))
-    again = make_store("s.db")
-    assert answers(again, "t", now) == expected
-    assert store_index(again).opened["t"] == "built: snapshot checksum mismatch"
-    path.write_bytes(path.read_bytes()[:20])
-    third = make_store("s.db")
-    assert answers(third, "t", now) == expected
-    assert store_index(third).opened["t"] == "built: snapshot truncated"
+    opened = persist.read(path, "t", store.log()[-1].id)
+    index = store_index(store).source("t").index.restore("t", opened.sections)
+    source = Source(index, store_loader(store, "t"), True)
+    with pytest.raises(IndexDamaged, match="main_docs"):
+        recall(source, "alpha", tenant="t", now=now)
 
 
 def test_a_snapshot_of_another_format_is_refused(make_store, now, monkeypatch):
@@ -192,9 +266,9 @@ def test_a_snapshot_lacking_a_column_is_refused_and_rebuilt(make_store, now):
     fill(store, now)
     expected = answers(store, "t", now)
     path = snapshot_file(store)
-    stamp, data = persist.read(path, "t", store.log()[-1].id)
-    arrays = {name: array.copy() for name, array in data.arrays.items() if name != "speaker"}
-    persist.write(path, "t", stamp, type(data)(arrays, data.strings))
+    opened = persist.read(path, "t", store.log()[-1].id)
+    arrays = {name: s.whole().copy() for name, s in opened.sections.items() if name != "speaker"}
+    persist.write(path, "t", opened.stamp, Exported(arrays))
     again = make_store("s.db")
     assert answers(again, "t", now) == expected
     assert store_index(again).opened["t"] == "built: the snapshot lacks speaker"
@@ -263,7 +337,7 @@ def test_purge_leaves_no_trace_in_the_snapshot_files(make_store, now, recall_sna
     with store.commit(message="erase", now=now) as tx:
         tx.purge("secret")
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
-    assert b'"secret"' not in _snapshot_bytes(recall_snapshots)
+    assert b"secret" not in _snapshot_bytes(recall_snapshots)
     assert store_index(make_store("s.db")).source("t").index.n_docs == 40
 
 
@@ -298,7 +372,7 @@ def test_a_process_behind_another_writers_purge_never_writes_the_purged_words_ba
     with behind.commit(message="drop one", now=now) as tx:  # a purge here rewrites the snapshot
         tx.purge("m0")
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
-    assert b'"secret"' not in _snapshot_bytes(recall_snapshots)
+    assert b"secret" not in _snapshot_bytes(recall_snapshots)
     store_index(behind).save("t")
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
     assert store_index(make_store("s.db")).source("t").index.n_docs == 39

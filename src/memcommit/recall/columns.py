@@ -1,16 +1,20 @@
 """Growable numpy columns and string code tables, the storage of the recall index.
 
 A column hands out views of its current buffer; growing allocates a new buffer,
-so a view taken before stays valid (it just stops seeing later appends).
+so a view taken before stays valid (it just stops seeing later appends). A
+column or code table restored from a snapshot reads its section (checked) or
+decodes its strings only when first used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
+
+from memcommit.recall.sections import Section
 
 #: Microsecond sentinels for "no time": before and after every real instant.
 NO_START = np.iinfo(np.int64).min
@@ -39,15 +43,27 @@ def iso_micros(micros: int) -> str:
 class Column:
     """An append-only (and overwritable) numpy array with amortized growth."""
 
-    __slots__ = ("data", "size")
+    __slots__ = ("_data", "_stored", "size")
 
     def __init__(self, dtype: type | str, capacity: int = 256) -> None:
-        self.data = np.zeros(capacity, dtype=dtype)
+        self._data = np.zeros(capacity, dtype=dtype)
+        self._stored: Section | None = None  # adopted, not checked yet
         self.size = 0
+
+    @property
+    def data(self) -> np.ndarray:
+        """The whole buffer (the filled part is ``data[:size]``)."""
+        if self._stored is not None:
+            self._data, self._stored = self._stored.whole(), None
+        return self._data
+
+    @data.setter
+    def data(self, values: np.ndarray) -> None:
+        self._data, self._stored = values, None
 
     def _reserve(self, extra: int) -> None:
         needed = self.size + extra
-        if needed > len(self.data):
+        if needed > len(self.data):  # (reading ``data`` checks an adopted section)
             grown = np.zeros(max(needed, 2 * len(self.data)), dtype=self.data.dtype)
             grown[: self.size] = self.data[: self.size]
             self.data = grown
@@ -75,12 +91,12 @@ class Column:
         self.data = np.array(values, dtype=self.data.dtype)
         self.size = len(self.data)
 
-    def adopt(self, values: np.ndarray) -> None:
-        """Hold ``values`` as they are (no copy: a loaded snapshot's mapped array).
+    def adopt(self, values: Section) -> None:
+        """Hold a snapshot's section as it is (mapped, not copied), checked when first read.
 
-        The first append copies them into a buffer of this column's own.
+        The first append copies it into a buffer of this column's own.
         """
-        self.data = values
+        self._stored = values
         self.size = len(values)
 
     def __len__(self) -> int:
@@ -90,20 +106,42 @@ class Column:
 class Codes:
     """Dense integer codes for strings (or other hashables); None is always -1."""
 
-    __slots__ = ("codes", "values")
+    __slots__ = ("_codes", "_load", "_values")
 
     def __init__(self) -> None:
-        self.codes: dict[Hashable, int] = {}
-        self.values: list[Hashable] = []
+        self._codes: dict[Hashable, int] = {}
+        self._values: list[Hashable] = []
+        self._load: Callable[[], Sequence[Hashable]] | None = None  # decoded on first use
+
+    @property
+    def codes(self) -> dict[Hashable, int]:
+        """Value -> code."""
+        if self._load is not None:
+            self._decode()
+        return self._codes
+
+    @property
+    def values(self) -> list[Hashable]:
+        """Code -> value."""
+        if self._load is not None:
+            self._decode()
+        return self._values
+
+    def _decode(self) -> None:
+        load, self._load = self._load, None
+        if load is not None:
+            self._values = list(load())
+            self._codes = {value: code for code, value in enumerate(self._values)}
 
     def code(self, value: Hashable | None) -> int:
         """The code of ``value``, assigning the next one on first sight."""
         if value is None:
             return -1
-        found = self.codes.get(value)
+        codes = self.codes
+        found = codes.get(value)
         if found is None:
-            found = self.codes[value] = len(self.values)
-            self.values.append(value)
+            found = codes[value] = len(self._values)
+            self._values.append(value)
         return found
 
     def get(self, value: Hashable | None) -> int | None:
@@ -115,7 +153,11 @@ class Codes:
     @classmethod
     def of(cls, values: Sequence[Hashable]) -> Codes:
         """A table whose codes are the positions of ``values`` (distinct)."""
+        return cls.later(lambda: values)
+
+    @classmethod
+    def later(cls, load: Callable[[], Sequence[Hashable]]) -> Codes:
+        """A table of the values ``load`` gives (codes are positions), called on first use."""
         table = cls()
-        table.values = list(values)
-        table.codes = {value: code for code, value in enumerate(table.values)}
+        table._load = load
         return table

@@ -18,6 +18,12 @@ document or all) and kept until the statistics change; once queries have
 summed half of all postings since the last change, all are computed in one
 vectorized pass. A change therefore costs the next query the norms of its
 own hits, not a pass over the whole tenant.
+
+An index restored from a snapshot (`TenantIndex.restore`) reads the
+snapshot's arrays in place: columns and postings are checked and brought into
+memory when first read (`memcommit.recall.sections`), ids and terms decoded one
+at a time (`memcommit.recall.blobs`), so a fresh process answers its first
+query without a pass over the tenant.
 """
 
 from __future__ import annotations
@@ -27,17 +33,20 @@ import itertools
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from memcommit.model import Memory
+from memcommit.recall import vocabulary as _vocabulary
+from memcommit.recall.blobs import DocIds, Strings, encode
 from memcommit.recall.columns import NO_END, NO_START, Codes, Column, to_micros
+from memcommit.recall.sections import Section
 from memcommit.recall.speakers import speaker_of
-from memcommit.recall.stem import stem
 from memcommit.recall.text import tokenize
 from memcommit.recall.tfidf import idfs, tf_weights
+from memcommit.recall.vocabulary import Vocabulary
 
 _TF_MAX = np.iinfo(np.uint16).max
 _BATCH = 4096  # memories indexed together: columns grow once per batch
@@ -63,92 +72,37 @@ _COLUMNS = [
 _MUTABLE = ("alive", "latest")  # written in place by later changes: copied by snapshots
 
 
-class Vocabulary:
-    """Term text <-> dense id, plus each term's stem; shared by every tenant."""
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.terms: list[str] = []
-        self.stems: Codes = Codes()
-        self.stem_of: list[int] = []  # term id -> stem code
-        self._by_stem: dict[int, list[int]] | None = {}  # stem code -> term ids (None: not yet)
-        self._loaded: tuple[list[str], np.ndarray] | None = None  # stems, stem_of: coded on use
-        self._lock = threading.Lock()
-
-    @property
-    def by_stem(self) -> dict[int, list[int]]:
-        """Stem code -> ids of the terms with that stem (built on first use after a load)."""
-        if self._by_stem is None:
-            with self._lock:
-                if self._by_stem is None:
-                    if self._loaded is not None:
-                        self.stems = Codes.of(self._loaded[0])
-                        self.stem_of = self._loaded[1].tolist()
-                        self._loaded = None
-                    by_stem: dict[int, list[int]] = {}
-                    for tid, code in enumerate(self.stem_of):
-                        by_stem.setdefault(code, []).append(tid)
-                    self._by_stem = by_stem
-        return self._by_stem
-
-    def id(self, term: str) -> int:
-        """The id of ``term``, assigned on first sight."""
-        found = self.ids.get(term)
-        if found is not None:
-            return found
-        by_stem = self.by_stem
-        with self._lock:
-            found = self.ids.get(term)
-            if found is None:
-                found = len(self.terms)
-                stem_code = self.stems.code(stem(term))
-                self.terms.append(term)
-                self.stem_of.append(stem_code)
-                by_stem.setdefault(stem_code, []).append(found)
-                self.ids[term] = found
-        return found
-
-    def get(self, term: str) -> int | None:
-        """The id of ``term`` if any document ever had it."""
-        return self.ids.get(term)
-
-    def variants(self, term: str) -> list[int]:
-        """Ids of every known term with the same stem as ``term`` (itself included)."""
-        by_stem = self.by_stem
-        code = self.stems.get(stem(term))
-        return [] if code is None else list(by_stem.get(code, ()))
-
-    @classmethod
-    def of(cls, terms: list[str], stems: list[str], stem_of: np.ndarray) -> Vocabulary:
-        """A vocabulary holding ``terms`` (ids are positions), each with its stem's code."""
-        vocabulary = cls()
-        vocabulary.terms = terms
-        vocabulary.ids = dict(zip(terms, range(len(terms)), strict=True))
-        vocabulary._loaded = (stems, stem_of)  # stems are coded, and grouped, on first use
-        vocabulary._by_stem = None
-        return vocabulary
-
-
 @dataclass(frozen=True)
 class Exported:
     """A tenant index in compact form: current documents only, used terms and codes only.
 
     What `TenantIndex.export` writes and `TenantIndex.restore` reads back (the
-    persisted snapshot): numpy ``arrays`` and lists of ``strings``. Nothing of
-    a retired (updated or purged) document survives an export.
+    persisted snapshot): named numpy arrays, strings included (as UTF-8 blobs
+    with offsets, see `memcommit.recall.blobs`). Nothing of a retired (updated
+    or purged) document survives an export.
     """
 
     arrays: dict[str, np.ndarray]
-    strings: dict[str, list[str]]
 
 
-#: The arrays a snapshot must hold besides the filter columns.
-_RESTORED = (
-    *("stem_of", "fwd_start", "fwd_terms", "fwd_tf"),
-    *("main_ptr", "main_docs", "main_tf", "df", "norms"),
+#: Coded columns and their code tables (each stored as a blob of its values and offsets).
+_CODED = {
+    "kind": "kinds",
+    "scope": "scopes",
+    "session": "sessions",
+    "key": "keys",
+    "tier": "tiers",
+    "speaker": "speakers",
+}
+
+#: Every array a snapshot holds: restoring one that lacks any is refused.
+SECTIONS = (
+    *_COLUMNS,
+    *("fwd_start", "fwd_terms", "fwd_tf", "main_ptr", "main_docs", "main_tf", "df", "norms"),
+    *("ids", "id_starts", "id_order", "links_before", "links_after"),
+    *_vocabulary.SECTIONS,
+    *(name for table in _CODED.values() for name in (table, table + "_starts")),
 )
-
-_CODED = {"kind": "kinds", "scope": "scopes", "session": "sessions", "key": "keys", "tier": "tiers"}
 
 
 def _recode(column: np.ndarray, values: list[Hashable]) -> tuple[np.ndarray, list[str]]:
@@ -177,8 +131,7 @@ class TenantIndex:
         self.generation = 0  # bumps on every change of content or statistics
 
     def _reset_docs(self) -> None:
-        self.ids: list[str] = []
-        self._doc_of: dict[str, int] | None = {}  # None: every id in ``ids`` is current
+        self.ids = DocIds()
         self.alive = Column(np.bool_)
         self.kind = Column(np.int16)
         self.scope = Column(np.int32)
@@ -199,11 +152,10 @@ class TenantIndex:
         self.fwd_start = Column(np.int64)
         self.fwd_terms = Column(np.int32, 1024)
         self.fwd_tf = Column(np.uint16, 1024)
-        self.key_members: dict[int, set[int]] = {}
-        self.key_latest: dict[int, int] = {}
+        self._keys: tuple[dict[int, set[int]], dict[int, int]] | None = ({}, {})
         self.main_ptr = np.zeros(1, dtype=np.int64)
-        self.main_docs = np.zeros(0, dtype=np.int32)
-        self.main_tf = np.zeros(0, dtype=np.uint16)
+        self.main_docs = Section.of(np.zeros(0, dtype=np.int32))
+        self.main_tf = Section.of(np.zeros(0, dtype=np.uint16))
         self.delta: dict[int, tuple[array[int], array[int]]] = {}
         self.delta_size = 0
         self.dead = 0
@@ -213,23 +165,21 @@ class TenantIndex:
         self._norms_complete = False
         self._idf = np.zeros(0)
         self._lengths: tuple[int, np.ndarray, float] | None = None
-        self._links: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._links: tuple[int, Section, Section] | None = None
         self._snapshot: Snapshot | None = None
 
     # ── writes ──────────────────────────────────────────────────────────────
 
     @property
-    def doc_of(self) -> dict[str, int]:
-        """Memory id -> its current document (built on first use after a restore)."""
-        if self._doc_of is None:
-            self._doc_of = dict(zip(self.ids, range(len(self.ids)), strict=True))
-        return self._doc_of
+    def doc_of(self) -> Mapping[str, int]:
+        """Memory id -> its current document."""
+        return _CurrentDocs(self)
 
     def __len__(self) -> int:
-        return len(self.ids) if self._doc_of is None else len(self._doc_of)
+        return self.alive.size - self.dead
 
     def __contains__(self, memory_id: object) -> bool:
-        return memory_id in self.doc_of
+        return isinstance(memory_id, str) and self.ids.find(memory_id) is not None
 
     def put(self, memory: Memory) -> None:
         """Index ``memory``; a memory already indexed under its id is replaced."""
@@ -250,13 +200,12 @@ class TenantIndex:
 
     def _put_batch(self, batch: list[Memory]) -> None:
         for memory in batch:
-            old = self.doc_of.get(memory.id)
+            old = self.ids.find(memory.id)
             if old is not None:
                 self._retire(old)
         first = len(self.ids)
         docs = range(first, first + len(batch))
         self.ids.extend(memory.id for memory in batch)
-        self.doc_of.update(zip((memory.id for memory in batch), docs, strict=True))
         self._append_columns(batch)
         self._append_terms(batch, first)
         keys = self.key.data
@@ -268,8 +217,9 @@ class TenantIndex:
     def remove(self, memory_id: str) -> None:
         """Forget a memory (a purge): it is no longer a document of the tenant."""
         with self.lock:
-            doc = self.doc_of.pop(memory_id, None)
+            doc = self.ids.find(memory_id)
             if doc is not None:
+                self.ids.forget(memory_id)
                 self._retire(doc)
                 self.generation += 1
 
@@ -331,13 +281,14 @@ class TenantIndex:
             df[tid] -= 1
         key = int(self.key.data[doc])
         if key >= 0:
-            members = self.key_members[key]
+            key_members, key_latest = self._key_maps()
+            members = key_members[key]
             members.discard(doc)
-            if self.key_latest.get(key) == doc:
-                del self.key_latest[key]
+            if key_latest.get(key) == doc:
+                del key_latest[key]
                 if members:
                     best = max(members, key=self._newness)
-                    self.key_latest[key] = best
+                    key_latest[key] = best
                     self.latest.data[best] = True
 
     def _fwd_end(self, doc: int) -> int:
@@ -351,13 +302,31 @@ class TenantIndex:
         """Sort key for "newer" among records with the same key: time, commit, id."""
         return (int(self.created.data[doc]), int(self.commit.data[doc]), self.ids[doc])
 
+    def _key_maps(self) -> tuple[dict[int, set[int]], dict[int, int]]:
+        """Key code -> its current documents, and -> the latest of them (built on first write).
+
+        A restored or merged index builds them from its key and latest columns
+        when a write first needs them: a read never pays for them.
+        """
+        if self._keys is None:
+            members: dict[int, set[int]] = {}
+            latest: dict[int, int] = {}
+            keys, newest = self.key.view(), self.latest.view()
+            for doc in np.flatnonzero((keys >= 0) & self.alive.view()).tolist():
+                members.setdefault(int(keys[doc]), set()).add(doc)
+                if newest[doc]:
+                    latest[int(keys[doc])] = doc
+            self._keys = (members, latest)
+        return self._keys
+
     def _join_key(self, key: int, doc: int) -> None:
-        self.key_members.setdefault(key, set()).add(doc)
-        current = self.key_latest.get(key)
+        key_members, key_latest = self._key_maps()
+        key_members.setdefault(key, set()).add(doc)
+        current = key_latest.get(key)
         if current is None or self._newness(doc) > self._newness(current):
             if current is not None:
                 self.latest.data[current] = False
-            self.key_latest[key] = doc
+            key_latest[key] = doc
         else:
             self.latest.data[doc] = False
 
@@ -365,7 +334,7 @@ class TenantIndex:
 
     def _maybe_merge(self) -> None:
         if self.delta_size > max(50_000, len(self.main_docs) // 4) or self.dead > max(
-            1_000, len(self.doc_of) // 4
+            1_000, len(self) // 4
         ):
             self.merge()
 
@@ -381,12 +350,12 @@ class TenantIndex:
             terms = self.fwd_terms.view()[entry_keep]
             tfs = self.fwd_tf.view()[entry_keep]
             kept = {name: getattr(self, name).view()[keep] for name in _COLUMNS}
-            ids = [self.ids[doc] for doc in keep.tolist()]
+            ids = DocIds.packed(*self.ids.take(keep))
             self._reset_docs()
             for name, values in kept.items():
                 getattr(self, name).replace(values)
             self.ids = ids
-            self._doc_of = dict(zip(ids, range(len(ids)), strict=True))
+            self._keys = None  # built from the columns when a write needs them
             self.fwd_start.replace(np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64))
             if len(keep) == 0:
                 self.fwd_start.replace(np.zeros(0, dtype=np.int64))
@@ -394,19 +363,14 @@ class TenantIndex:
             self.fwd_tf.replace(tfs)
             docs = np.repeat(np.arange(len(ids), dtype=np.int32), lengths)
             order = np.argsort(terms, kind="stable")
-            self.main_docs = docs[order]
-            self.main_tf = tfs[order]
+            self.main_docs = Section.of(docs[order])
+            self.main_tf = Section.of(tfs[order])
             counts = (
                 np.bincount(terms, minlength=len(self.df))
                 if len(terms)
                 else np.zeros(len(self.df), dtype=np.int64)
             )
             self.main_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-            for doc, key in enumerate(self.key.view().tolist()):
-                if key >= 0:
-                    self.key_members.setdefault(key, set()).add(doc)
-                    if self.latest.data[doc]:
-                        self.key_latest[key] = doc
             self.generation += 1
 
     # ── snapshots on disk ───────────────────────────────────────────────────
@@ -415,35 +379,36 @@ class TenantIndex:
         """The current documents, their terms and statistics, compactly (see `Exported`).
 
         Retired documents, terms no current document has and codes no current
-        document uses are left out, so a purged memory leaves no trace. The
-        norms under the current statistics go along (computed now if needed).
+        document uses are left out, so a purged memory leaves no trace. Terms
+        are renumbered in sorted order (`Vocabulary.export`). What a fresh
+        process would otherwise compute before its first answer goes along: the
+        norms under the current statistics and the session links.
         """
         with self.lock:
             keep = np.flatnonzero(self.alive.view())
             norms = self.norms(keep) if len(keep) else np.zeros(0)
+            before, after = self.session_links()
             starts, lengths = self._spans(keep)
             firsts = np.cumsum(lengths) - lengths
             total = int(lengths.sum())
             entries = np.arange(total, dtype=np.int64) + np.repeat(starts - firsts, lengths)
             df = np.frombuffer(self.df, dtype=np.int32) if len(self.df) else np.zeros(0, np.int32)
             used = np.flatnonzero(df > 0)
-            local = np.full(len(df), -1, dtype=np.int32)
-            local[used] = np.arange(len(used), dtype=np.int32)
-            terms = local[self.fwd_terms.data[entries]]
+            arrays, renumber = self.vocabulary.export(used)
+            terms = renumber[self.fwd_terms.data[entries]]
             tfs = self.fwd_tf.data[entries]
-            arrays = {name: getattr(self, name).view()[keep] for name in _COLUMNS}
-            strings: dict[str, list[str]] = {}
+            arrays.update({name: getattr(self, name).view()[keep] for name in _COLUMNS})
             for name, table in _CODED.items():
-                arrays[name], strings[table] = _recode(arrays[name], getattr(self, table).values)
-            vocabulary = self.vocabulary
-            vocabulary.by_stem  # noqa: B018 - codes the stems of a loaded vocabulary
-            stem_codes = np.asarray(vocabulary.stem_of, dtype=np.int32)[used]
-            arrays["stem_of"], strings["stems"] = _recode(stem_codes, vocabulary.stems.values)
-            strings["terms"] = [vocabulary.terms[tid] for tid in used.tolist()]
-            strings["ids"] = [self.ids[doc] for doc in keep.tolist()]
+                arrays[name], values = _recode(arrays[name], getattr(self, table).values)
+                arrays[table], arrays[table + "_starts"] = encode(values)
+            arrays["ids"], arrays["id_starts"], arrays["id_order"] = self.ids.take(keep)
+            numbers = np.full(self.alive.size + 1, -1, dtype=np.int32)  # the last maps -1 to -1
+            numbers[keep] = np.arange(len(keep), dtype=np.int32)
             docs = np.repeat(np.arange(len(keep), dtype=np.int32), lengths)
             order = np.argsort(terms, kind="stable")
             counts = np.bincount(terms, minlength=len(used))
+            new_df = np.zeros(len(used), dtype=np.int32)
+            new_df[renumber[used]] = df[used]
             arrays.update(
                 fwd_start=firsts.astype(np.int64),
                 fwd_terms=terms,
@@ -451,40 +416,40 @@ class TenantIndex:
                 main_ptr=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
                 main_docs=docs[order],
                 main_tf=tfs[order],
-                df=df[used].astype(np.int32),
+                df=new_df,
                 norms=np.asarray(norms, dtype=np.float64),
+                links_before=numbers[before[keep]],
+                links_after=numbers[after[keep]],
             )
-            return Exported(arrays, strings)
+            return Exported(arrays)
 
     @classmethod
-    def restore(cls, tenant: str, data: Exported) -> TenantIndex:
-        """The index `export` described, using its arrays as they are (mapped, not copied)."""
-        arrays, strings = data.arrays, data.strings
-        missing = sorted({*_RESTORED, *_COLUMNS} - arrays.keys())
-        missing += sorted({"terms", "stems", "ids", *_CODED.values()} - strings.keys())
+    def restore(cls, tenant: str, sections: Mapping[str, Section]) -> TenantIndex:
+        """The index `export` described, reading its sections in place (mapped, not copied).
+
+        Nothing is decoded or checked here beyond the small tables every query
+        needs (term pointers, document frequencies, norms): columns, postings,
+        ids and terms are checked and read when first used.
+        """
+        missing = [name for name in SECTIONS if name not in sections]
         if missing:
             raise ValueError(f"the snapshot lacks {', '.join(missing)}")
-        vocabulary = Vocabulary.of(strings["terms"], strings["stems"], arrays["stem_of"])
-        index = cls(tenant, vocabulary)
+        index = cls(tenant, Vocabulary({name: sections[name] for name in _vocabulary.SECTIONS}))
         for table in _CODED.values():
-            setattr(index, table, Codes.of(strings[table]))
+            values = Strings(sections[table], sections[table + "_starts"])
+            setattr(index, table, Codes.later(values.decoded))
         for name in [*_COLUMNS, "fwd_start", "fwd_terms", "fwd_tf"]:
-            getattr(index, name).adopt(arrays[name])
-        index.ids = strings["ids"]
-        index._doc_of = None  # every restored document is current: the map waits for a write
-        index.main_ptr = arrays["main_ptr"]
-        index.main_docs = arrays["main_docs"]
-        index.main_tf = arrays["main_tf"]
-        index.df = array("i", arrays["df"].tobytes())
-        keys, latest = arrays["key"], arrays["latest"]
-        for doc in np.flatnonzero(keys >= 0).tolist():
-            index.key_members.setdefault(int(keys[doc]), set()).add(doc)
-            if latest[doc]:
-                index.key_latest[int(keys[doc])] = doc
-        index._norms = arrays["norms"]
+            getattr(index, name).adopt(sections[name])
+        index.ids = DocIds(Strings(sections["ids"], sections["id_starts"]), sections["id_order"])
+        index._keys = None  # built from the columns when a write needs them
+        index.main_ptr = sections["main_ptr"].whole()
+        index.main_docs, index.main_tf = sections["main_docs"], sections["main_tf"]
+        index.df = array("i", sections["df"].whole().tobytes())
+        index._norms = sections["norms"].whole()
         index._norms_generation = index.generation
         index._norms_complete = True
         index._idf = index.idf_table()
+        index._links = (index.generation, sections["links_before"], sections["links_after"])
         return index
 
     # ── reads ───────────────────────────────────────────────────────────────
@@ -532,10 +497,10 @@ class TenantIndex:
         """(documents, counts) of one term, current documents only, ascending."""
         parts_docs, parts_tf = [], []
         if tid + 1 < len(self.main_ptr):
-            start, end = self.main_ptr[tid], self.main_ptr[tid + 1]
+            start, end = self.main_ptr[tid : tid + 2].tolist()
             if end > start:
-                parts_docs.append(self.main_docs[start:end])
-                parts_tf.append(self.main_tf[start:end])
+                parts_docs.append(self.main_docs.rows(start, end))
+                parts_tf.append(self.main_tf.rows(start, end))
         slot = self.delta.get(tid)
         if slot is not None:
             parts_docs.append(np.array(slot[0], dtype=np.int32))
@@ -638,23 +603,14 @@ class TenantIndex:
                 same = (np.diff(session) == 0) & (np.diff(created[order]) == 0)
                 same &= np.diff(commit[order]) == 0
                 if same.any():
-                    self._order_ties_by_id(docs, same)
+                    _order_ties_by_id(self.ids, docs, same)
                 following = np.diff(session) == 0
                 before = np.full(size, -1, dtype=np.int64)
                 after = np.full(size, -1, dtype=np.int64)
                 after[docs[:-1][following]] = docs[1:][following]
                 before[docs[1:][following]] = docs[:-1][following]
-                self._links = (self.generation, before, after)
-            return self._links[1], self._links[2]
-
-    def _order_ties_by_id(self, docs: np.ndarray, same: np.ndarray) -> None:
-        """Sort, in place and by id, each run of ``docs`` that ``same`` marks as tied."""
-        edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
-        ids = self.ids
-        for first, last in zip(
-            np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True
-        ):
-            docs[first : last + 1] = sorted(docs[first : last + 1].tolist(), key=ids.__getitem__)
+                self._links = (self.generation, Section.of(before), Section.of(after))
+            return self._links[1].whole(), self._links[2].whole()
 
     def memory_bytes(self) -> int:
         """Approximate bytes held by the arrays (not counting Python object overhead)."""
@@ -662,7 +618,7 @@ class TenantIndex:
             getattr(self, name).data.nbytes
             for name in [*_COLUMNS, "fwd_start", "fwd_terms", "fwd_tf"]
         )
-        total += self.main_ptr.nbytes + self.main_docs.nbytes + self.main_tf.nbytes
+        total += self.main_ptr.nbytes + self.main_docs.array.nbytes + self.main_tf.array.nbytes
         total += sum(
             d.buffer_info()[1] * 4 + t.buffer_info()[1] * 2 for d, t in self.delta.values()
         )
@@ -680,7 +636,7 @@ class Snapshot:
 
     tenant: str
     generation: int
-    ids: list[str]
+    ids: DocIds
     size: int
     kinds: Codes
     scopes: Codes
@@ -722,9 +678,39 @@ class Snapshot:
         firsts = np.concatenate(([0], bounds))
         lasts = np.concatenate((bounds, [self.size]))
         ties = lasts - firsts > 1
-        ids = self.ids
+        key = self.ids.sort_key()
         for first, last in zip(firsts[ties].tolist(), lasts[ties].tolist(), strict=True):
-            order[first:last] = sorted(order[first:last].tolist(), key=ids.__getitem__)
+            order[first:last] = sorted(order[first:last].tolist(), key=key)
         rank = np.empty(self.size, dtype=np.int64)
         rank[order] = np.arange(self.size)
         return rank
+
+
+def _order_ties_by_id(ids: DocIds, docs: np.ndarray, same: np.ndarray) -> None:
+    """Sort, in place and by id, each run of ``docs`` that ``same`` marks as tied."""
+    edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
+    key = ids.sort_key()
+    for first, last in zip(
+        np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True
+    ):
+        docs[first : last + 1] = sorted(docs[first : last + 1].tolist(), key=key)
+
+
+class _CurrentDocs(Mapping[str, int]):
+    """Memory id -> current document of an index (a view: reads the index as it is now)."""
+
+    def __init__(self, index: TenantIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, memory_id: str) -> int:
+        found = self._index.ids.find(memory_id)
+        if found is None:
+            raise KeyError(memory_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        ids = self._index.ids
+        return (ids[doc] for doc in np.flatnonzero(self._index.alive.view()).tolist())
+
+    def __len__(self) -> int:
+        return len(self._index)

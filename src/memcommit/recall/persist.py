@@ -8,14 +8,24 @@ can trust it or refuse it:
 - the store's identity (the id of its first commit: random, so another store's
   snapshot copied here does not match) and the seq and id of the newest commit
   it reflects (a store rolled back or rewritten past that commit does not match);
-- a CRC-32 of everything after the stamp's first bytes (a damaged file does not match).
+- a CRC-32 of the header, checked at open, and a CRC-32 of every 64 KiB block
+  of every array, checked when the block is first read.
 
-Layout: ``MAGIC``, format (u32), CRC-32 (u32), header length (u64), the header
-(JSON: stamp, then each array's dtype, length and offset, and each string
-list's offset, size and encoding: newline-joined, or JSON when a string is empty
-or holds a newline), then the arrays, each at a 64-byte boundary. Arrays
-are read straight from a private (copy-on-write) mapping of the file: opening
-a snapshot costs its checksum and its string lists, not a copy of its postings.
+Why blocks, not one checksum checked at open: at a million memories a snapshot
+is some 300 MB. Checking all of it costs more than the first recall itself and
+brings the whole file into the process's memory, while a recall reads a small
+part (its terms' postings, ten ids, the columns it filters on). Each block is
+checked before its first use instead (`memcommit.recall.sections`), so damage
+anywhere is still never used: a block that fails raises IndexDamaged, and the
+index is rebuilt from the store (`memcommit.recall.sources`).
+
+Layout: ``MAGIC``, format (u32), header CRC-32 (u32), header size (u64), JSON
+size (u64); the header: JSON (stamp, then each array's name, dtype, length,
+offset and first block), then the CRC-32 of every block (u32 each), padded to
+64 bytes; then the arrays, each at a 64-byte boundary. Strings are arrays too
+(UTF-8 blobs with offsets, `memcommit.recall.blobs`). Arrays are read straight
+from a private (copy-on-write) mapping of the file: opening a snapshot reads
+its header and nothing else.
 """
 
 from __future__ import annotations
@@ -33,12 +43,12 @@ from typing import Any
 import numpy as np
 
 from memcommit.recall.index import Exported
+from memcommit.recall.sections import BLOCK, Damage, Section, block_crcs
 
 MAGIC = b"MCRECALL"
-FORMAT = 3  # 3: the speaker column
-_PREFIX = struct.Struct("<8sIIQ")  # magic, format, crc, header length
+FORMAT = 4  # 4: CRC-32 per block, strings as blobs, sorted terms, session links
+_PREFIX = struct.Struct("<8sIIQQ")  # magic, format, header crc, header size, JSON size
 _ALIGN = 64
-_CHUNK = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -68,46 +78,29 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
     The file is written beside ``path`` under a temporary name, flushed, then
     renamed over it: readers see the old snapshot or the new one, never a mix.
     """
-    blobs: list[tuple[str, bytes | np.ndarray]] = []
-    arrays, strings = [], []
+    arrays = {name: np.ascontiguousarray(values) for name, values in sorted(data.arrays.items())}
+    listed: list[list[object]] = []
+    crcs: list[int] = []
     offset = 0
-    for name, values in sorted(data.arrays.items()):
-        values = np.ascontiguousarray(values)
-        arrays.append([name, values.dtype.str, len(values), offset])
-        blobs.append((name, values))
+    for name, values in arrays.items():
+        listed.append([name, values.dtype.str, len(values), offset, len(crcs)])
+        crcs += block_crcs(values)
         offset += values.nbytes + _padded(values.nbytes)
-    for name, texts in sorted(data.strings.items()):
-        lines = all(isinstance(t, str) and t and "\n" not in t for t in texts)
-        encoded = ("\n".join(texts) if lines else json.dumps(texts, ensure_ascii=False)).encode()
-        strings.append([name, offset, len(encoded), "lines" if lines else "json"])
-        blobs.append((name, encoded))
-        offset += len(encoded) + _padded(len(encoded))
-    header = json.dumps(
-        {
-            "tenant": tenant,
-            "store": stamp.store,
-            "seq": stamp.seq,
-            "commit": stamp.commit,
-            "arrays": arrays,
-            "strings": strings,
-        }
-    ).encode()
-    header += b" " * _padded(_PREFIX.size + len(header))
-    crc = zlib.crc32(header)
-    for _, blob in blobs:
-        raw = blob.data.cast("B") if isinstance(blob, np.ndarray) else blob
-        crc = zlib.crc32(raw, crc)
-        crc = zlib.crc32(b"\0" * _padded(len(raw)), crc)
+    stamped = {"tenant": tenant, "store": stamp.store, "seq": stamp.seq, "commit": stamp.commit}
+    sizes = {"block": BLOCK, "blocks": len(crcs), "size": offset}
+    text = json.dumps({**stamped, **sizes, "arrays": listed}).encode()
+    table = np.array(crcs, dtype="<u4").tobytes()
+    header = text + table
+    header += b"\0" * _padded(_PREFIX.size + len(header))
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(_PREFIX.pack(MAGIC, FORMAT, crc, len(header)))
+            out.write(_PREFIX.pack(MAGIC, FORMAT, zlib.crc32(header), len(header), len(text)))
             out.write(header)
-            for _, blob in blobs:
-                raw = blob.data.cast("B") if isinstance(blob, np.ndarray) else blob
-                out.write(raw)
-                out.write(b"\0" * _padded(len(raw)))
+            for values in arrays.values():
+                out.write(values.data.cast("B"))
+                out.write(b"\0" * _padded(values.nbytes))
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)
@@ -117,18 +110,20 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
     return path.stat().st_size
 
 
-def _texts(raw: bytes, encoding: str) -> list[str]:
-    """A string list as written: newline-joined (the fast common case) or JSON."""
-    if encoding == "json":
-        return list(json.loads(raw))
-    return raw.decode().split("\n") if raw else []
+@dataclass(frozen=True)
+class Opened:
+    """A snapshot as read: its stamp, its arrays (unchecked yet) and their shared `Damage`."""
+
+    stamp: Stamp
+    sections: dict[str, Section]
+    damage: Damage
 
 
-def read(path: Path, tenant: str, store: str) -> tuple[Stamp, Exported]:
-    """The snapshot of ``tenant`` of store ``store`` at ``path``, checked; else SnapshotRefused.
+def read(path: Path, tenant: str, store: str) -> Opened:
+    """The snapshot of ``tenant`` of store ``store`` at ``path``; else SnapshotRefused.
 
-    The checksum is computed by reading the file (page cache, not this
-    process's memory); the arrays are then views of a private mapping.
+    Only the header is read and checked here; each array is a `Section` of a
+    private mapping of the file, checked block by block when first read.
     """
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; the mapping outlives it
@@ -138,31 +133,30 @@ def read(path: Path, tenant: str, store: str) -> tuple[Stamp, Exported]:
         prefix = handle.read(_PREFIX.size)
         if len(prefix) < _PREFIX.size:
             raise SnapshotRefused("truncated")
-        magic, version, crc, header_size = _PREFIX.unpack(prefix)
+        magic, version, crc, header_size, text_size = _PREFIX.unpack(prefix)
         if magic != MAGIC:
             raise SnapshotRefused("not a recall snapshot")
         if version != FORMAT:
             raise SnapshotRefused(f"format {version}, this version reads {FORMAT}")
-        computed = 0
-        while chunk := handle.read(_CHUNK):
-            computed = zlib.crc32(chunk, computed)
-        if computed != crc:
+        header = handle.read(header_size)
+        if len(header) < header_size:
+            raise SnapshotRefused("truncated")
+        if zlib.crc32(header) != crc:
             raise SnapshotRefused("checksum mismatch")
-        handle.seek(_PREFIX.size)
-        header: dict[str, Any] = json.loads(handle.read(header_size))  # its bytes passed the CRC
-        if header["tenant"] != tenant:
-            raise SnapshotRefused(f"holds tenant {header['tenant']!r}")
-        if header["store"] != store:
+        meta: dict[str, Any] = json.loads(header[:text_size])
+        if meta["tenant"] != tenant:
+            raise SnapshotRefused(f"holds tenant {meta['tenant']!r}")
+        if meta["store"] != store:
             raise SnapshotRefused("belongs to another store")
+        base = _PREFIX.size + header_size
+        if os.fstat(handle.fileno()).st_size < base + meta["size"] or meta["block"] != BLOCK:
+            raise SnapshotRefused("truncated")
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
-    base = _PREFIX.size + header_size
-    arrays = {
-        name: np.frombuffer(mapped, dtype=np.dtype(dtype), count=length, offset=base + offset)
-        for name, dtype, length, offset in header["arrays"]
-    }
-    strings = {
-        name: _texts(mapped[base + offset : base + offset + size], encoding)
-        for name, offset, size, encoding in header["strings"]
-    }
-    stamp = Stamp(header["store"], header["seq"], header["commit"])
-    return stamp, Exported(arrays, strings)
+    crcs = np.frombuffer(header, dtype="<u4", count=meta["blocks"], offset=text_size).tolist()
+    damage = Damage(str(path))
+    sections = {}
+    for name, dtype, length, offset, first in meta["arrays"]:
+        array = np.frombuffer(mapped, dtype=np.dtype(dtype), count=length, offset=base + offset)
+        blocks = -(-array.nbytes // BLOCK)
+        sections[name] = Section(name, array, crcs[first : first + blocks], damage)
+    return Opened(Stamp(meta["store"], meta["seq"], meta["commit"]), sections, damage)

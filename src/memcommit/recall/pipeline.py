@@ -36,7 +36,7 @@ from memcommit.recall.scorers import (
     Scorer,
     Tfidf,
 )
-from memcommit.recall.sources import Source, from_memories, from_store
+from memcommit.recall.sources import Source, from_memories, from_store, rebuilt_when_damaged
 from memcommit.recall.text import term_counts
 from memcommit.store.protocols import CommitRef, ViewLike
 
@@ -53,6 +53,7 @@ def _scorers() -> dict[str, Callable[[], Any]]:
     return {"memory": MemoryScorer, "tfidf": Tfidf, "poolsplit": PoolsplitScore}
 
 
+@rebuilt_when_damaged
 def recall(
     store_or_view: ViewLike | Sequence[Memory] | Source,
     query: str,

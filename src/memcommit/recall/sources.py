@@ -8,10 +8,16 @@ other processes or hosts (which ``on_commit`` never hears of) are caught up at
 the next recall: it compares the store's ``head_seq`` with the last commit the
 index has seen and applies ``diff`` in between. Reads ``as_of`` an earlier
 commit, and plain lists of memories, get a throwaway index.
+
+A snapshot's blocks are checked when first read, so damage can surface in the
+middle of a recall or a commit's update: the tenant's index and snapshot are
+then dropped, and the recall runs again on an index rebuilt from the store
+(`rebuilt_when_damaged`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -20,13 +26,14 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from memcommit.errors import InvalidInput, NotFound
+from memcommit.errors import IndexDamaged, InvalidInput, NotFound
 from memcommit.model import Commit, Memory
 from memcommit.recall import persist
 from memcommit.recall.index import TenantIndex
 from memcommit.recall.persist import SnapshotRefused, Stamp
+from memcommit.recall.sections import Damage
 from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.tenant import backing_store
 
@@ -81,6 +88,7 @@ class StoreIndex:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
         self.tenants: dict[str, TenantIndex] = {}
         self.opened: dict[str, str] = {}
+        self._damage: dict[str, Damage] = {}  # tenants opened from a snapshot: its blocks' state
         self.pending: list[str] = []  # memories of own commits, indexed at the next recall
         self.progress = progress
         self.directory = snapshot_dir(store)
@@ -99,7 +107,12 @@ class StoreIndex:
             self._flush()
             self._catch_up()
             index = self.tenants.get(tenant)
-            if index is None:
+            damage = self._damage.get(tenant)
+            if damage is not None and damage.section is not None:
+                self._discard(tenant)
+                index = self.tenants[tenant] = self._build(tenant, self.progress)
+                self.opened[tenant] = f"built: snapshot damaged ({damage.section})"
+            elif index is None:
                 index = self.tenants[tenant] = self._open(tenant)
         known = len(index) > 0 or tenant in self.store.tenants()
         return Source(index, store_loader(self.store, tenant), known)
@@ -116,11 +129,29 @@ class StoreIndex:
     def save(self, tenant: str) -> Path | None:
         """Write the snapshot of ``tenant``'s index, caught up with the store; its path.
 
-        None: nowhere to write. The index is caught up with every writer's
-        commits first, and again after writing while the store moved on: a
-        snapshot never holds words another process purged (that process
-        deleted the file; a state from before its purge must not bring it back).
+        None: nowhere to write, or the index was read from a damaged snapshot
+        (both are dropped; the next recall rebuilds). The index is caught up
+        with every writer's commits first, and again after writing while the
+        store moved on: a snapshot never holds words another process purged
+        (that process deleted the file; a state from before its purge must not
+        bring it back).
         """
+        with self.lock:
+            try:
+                return self._write(tenant)
+            except IndexDamaged:
+                self._discard(tenant)
+                return None
+
+    def _discard(self, tenant: str) -> None:
+        """Drop ``tenant``'s index and its snapshot file (damaged: rebuilt when next used)."""
+        self.tenants.pop(tenant, None)
+        self._damage.pop(tenant, None)
+        if self.directory is not None:
+            (self.directory / snapshot_name(tenant)).unlink(missing_ok=True)
+
+    def _write(self, tenant: str) -> Path | None:
+        """`save`, letting IndexDamaged through to the caller."""
         with self.lock:
             self._flush()
             self._catch_up()
@@ -143,44 +174,54 @@ class StoreIndex:
 
     def _open(self, tenant: str) -> TenantIndex:
         """The tenant's index from its snapshot (caught up) if sound, else built anew."""
-        loaded = self._load(tenant)
+        try:
+            loaded = self._load(tenant)
+        except IndexDamaged as damaged:
+            self._discard(tenant)
+            loaded = f"built: snapshot damaged ({damaged.section})"
         if isinstance(loaded, str):
             self.opened[tenant] = loaded
             return self._build(tenant, self.progress)
-        index, changed = loaded
-        self.opened[tenant] = f"loaded, caught up {changed} memories"
-        if changed >= RESAVE_AFTER:
-            self.tenants[tenant] = index
-            self.save(tenant)
-        return index
+        return loaded
 
-    def _load(self, tenant: str) -> tuple[TenantIndex, int] | str:
-        """(index, memories caught up) from the snapshot, or why it was not used."""
+    def _load(self, tenant: str) -> TenantIndex | str:
+        """The index from the snapshot, caught up (and written again if far behind); else why not.
+
+        Raises IndexDamaged when a block the catch-up or the writing reads is damaged.
+        """
         store = self.store
         if self.directory is None or not self.seen:
             return "built: no snapshot place" if self.directory is None else "built: empty store"
         path = self.directory / snapshot_name(tenant)
         try:
-            stamp, data = persist.read(path, tenant, _commit_ids(store, [1])[0] or "")
+            opened = persist.read(path, tenant, _commit_ids(store, [1])[0] or "")
         except SnapshotRefused as refused:
             return f"built: snapshot {refused.reason}"
+        stamp = opened.stamp
         if stamp.seq > self.seen or stamp.commit != _commit_ids(store, [stamp.seq])[0]:
             return "built: snapshot from another history"
         try:
-            index = TenantIndex.restore(tenant, data)
+            index = TenantIndex.restore(tenant, opened.sections)
         except ValueError as unusable:  # written by a build with other columns
             return f"built: {unusable}"
-        if stamp.seq == self.seen:
-            return index, 0
-        changes = store.tenant(tenant).diff(stamp.seq, self.seen)
-        ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
-        if len(ids) > CATCH_UP_LIMIT:
-            return f"built: snapshot {len(ids)} memories behind"
-        if _put(index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant]):
-            return index, max(len(ids), RESAVE_AFTER)  # written again at once: a purge came
-        return index, len(ids)
+        self._damage[tenant] = opened.damage
+        ids: list[str] = []
+        resave = False
+        if stamp.seq < self.seen:
+            changes = store.tenant(tenant).diff(stamp.seq, self.seen)
+            ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
+            if len(ids) > CATCH_UP_LIMIT:
+                return f"built: snapshot {len(ids)} memories behind"
+            purged = _put(index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant])
+            resave = purged or len(ids) >= RESAVE_AFTER  # a purge's words leave the file at once
+        self.opened[tenant] = f"loaded, caught up {len(ids)} memories"
+        if resave:
+            self.tenants[tenant] = index
+            self._write(tenant)
+        return index
 
     def _build(self, tenant: str, progress: Progress | None) -> TenantIndex:
+        self._damage.pop(tenant, None)
         index = TenantIndex(tenant)
         memories = [m for m in self.store.find(tenant=tenant, live=False) if _indexable(m)]
         report = progress if progress is not None else terminal_progress(len(memories))
@@ -205,6 +246,7 @@ class StoreIndex:
             ids = list(dict.fromkeys(c.memory_id for c in self.store.diff(since, head)))
             if len(ids) > CATCH_UP_LIMIT:
                 self.tenants.clear()  # cheaper to open each tenant again when next asked
+                self._damage.clear()
             else:
                 self._apply([i for i in ids if i])
         except BaseException:
@@ -223,6 +265,7 @@ class StoreIndex:
                 self.pending += [c.memory_id for c in commit.changes if c.memory_id]
             if len(self.pending) > CATCH_UP_LIMIT:
                 self.tenants.clear()
+                self._damage.clear()
                 self.pending = []
             elif any(change.op == "purge" for change in commit.changes):
                 self._flush()
@@ -248,8 +291,11 @@ class StoreIndex:
                 if memory is not None and memory.tenant in self.tenants:
                     changed.setdefault(memory.tenant, []).append(memory)
             for tenant, memories in changed.items():
-                if _put(self.tenants[tenant], memories):
-                    self.save(tenant)  # the purged memory's words leave the snapshot now
+                try:
+                    if _put(self.tenants[tenant], memories):
+                        self._write(tenant)  # the purged memory's words leave the snapshot now
+                except IndexDamaged:  # dropped with its snapshot; the next recall rebuilds
+                    self._discard(tenant)
 
 
 #: Memories indexed between two progress reports of a build.
@@ -380,3 +426,25 @@ def from_store(store: ViewLike, tenant: str, as_of: CommitRef | None) -> Source:
     source = from_memories(memories, tenant)
     source.known = source.known or tenant in store.tenants(as_of=as_of)
     return source
+
+
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+
+
+def rebuilt_when_damaged(recall: Callable[Params, Result]) -> Callable[Params, Result]:
+    """``recall``, run once more when it read a damaged snapshot block.
+
+    The damaged block marked its snapshot; the second run's `StoreIndex.source`
+    drops that index and rebuilds it from the store, so the answer is the one a
+    sound snapshot gives. A damaged index passed in directly raises again.
+    """
+
+    @functools.wraps(recall)
+    def run(*args: Params.args, **kwargs: Params.kwargs) -> Result:
+        try:
+            return recall(*args, **kwargs)
+        except IndexDamaged:
+            return recall(*args, **kwargs)
+
+    return run

@@ -68,7 +68,7 @@ def correction(index: TenantIndex, term: str) -> str | None:
         if _df(index, collapsed):
             return collapsed
     best: tuple[int, str] | None = None
-    known = index.vocabulary.ids
+    known = index.vocabulary
     for candidate in [edit for edit in _edits(term) if edit in known]:
         frequency = _df(index, candidate)
         if frequency >= MIN_DF and (best is None or (-frequency, candidate) < best):

@@ -1,0 +1,97 @@
+"""The arrays of a snapshot file, each handed out only after the blocks holding it passed a CRC-32.
+
+A snapshot keeps its arrays ("sections") in one mapped file. Each section is
+cut into blocks of `BLOCK` bytes, and the file's header lists the CRC-32 of
+every block (the header has a CRC-32 of its own, checked at open). A `Section`
+gives its array whole (`Section.whole`) or a range of its rows
+(`Section.rows`) only after the blocks holding them passed, and checks each
+block once. Opening a snapshot therefore costs its header, and a recall checks
+(and brings into memory) only what it reads: the columns it filters on, the
+postings of its terms, the ids it returns; not the whole file.
+
+A block that fails raises `memcommit.errors.IndexDamaged` and marks its file
+damaged (`Damage`): nothing read from it is used, and the index that holds it
+is dropped and rebuilt (see `memcommit.recall.sources`). Blocks never span two
+sections, so a section written in place after its check (mapped columns are
+copy-on-write) cannot make a later check of another section fail.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from memcommit.errors import IndexDamaged
+
+#: Bytes per checked block: small enough that a recall checks little more than it reads.
+BLOCK = 1 << 16
+
+
+class Damage:
+    """Whether a block of one snapshot file failed its check; shared by the file's sections."""
+
+    __slots__ = ("path", "section")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.section: str | None = None  # the section that failed, once one did
+
+
+class Section:
+    """One array of a snapshot, checked block by block before first use (or one in memory)."""
+
+    __slots__ = ("_bytes", "_crcs", "_damage", "_passed", "_whole", "array", "name")
+
+    def __init__(
+        self, name: str, array: np.ndarray, crcs: list[int] | None, damage: Damage | None
+    ) -> None:
+        self.name = name
+        self.array = array
+        self._bytes = array.data.cast("B")
+        self._crcs = crcs or []
+        self._passed = bytearray(len(self._crcs))
+        self._whole = crcs is None  # nothing to check: an array built in memory
+        self._damage = damage
+
+    @classmethod
+    def of(cls, array: np.ndarray, name: str = "") -> Section:
+        """An array built in memory: nothing to check."""
+        return cls(name, np.ascontiguousarray(array), None, None)
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def whole(self) -> np.ndarray:
+        """The array, every block checked."""
+        if not self._whole:
+            self._check(0, len(self._bytes))
+            self._whole = True
+        return self.array
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """``array[start:stop]``, the blocks holding those rows checked."""
+        if not self._whole and stop > start:
+            size = self.array.itemsize
+            self._check(start * size, min(stop * size, len(self._bytes)))
+        return self.array[start:stop]
+
+    def _check(self, low: int, high: int) -> None:
+        """Check the blocks holding bytes [low, high); IndexDamaged on the first that fails."""
+        passed = self._passed
+        for block in range(low // BLOCK, (high - 1) // BLOCK + 1):
+            if passed[block]:
+                continue
+            data = self._bytes[block * BLOCK : (block + 1) * BLOCK]
+            if zlib.crc32(data) != self._crcs[block]:
+                damage = self._damage
+                assert damage is not None  # only mapped sections have blocks to check
+                damage.section = self.name
+                raise IndexDamaged(damage.path, self.name)
+            passed[block] = 1
+
+
+def block_crcs(array: np.ndarray) -> list[int]:
+    """The CRC-32 of each `BLOCK` of ``array``'s bytes (what `Section` checks against)."""
+    data = np.ascontiguousarray(array).data.cast("B")
+    return [zlib.crc32(data[start : start + BLOCK]) for start in range(0, len(data), BLOCK)]

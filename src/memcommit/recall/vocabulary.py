@@ -1,0 +1,131 @@
+"""Term text <-> dense term id, and each term's stem: the vocabulary of a tenant index.
+
+Built in memory, the vocabulary is dicts and lists. Restored from a snapshot,
+it is the snapshot's sorted tables read in place (`memcommit.recall.blobs`):
+the terms (a term's id is its position), the stems, each term's stem and the
+terms of each stem. A lookup bisects the terms; nothing is decoded up front, so
+a fresh process pays for the few terms its query names, not for the whole
+vocabulary. Terms first seen after the snapshot get the next ids, in dicts.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from memcommit.recall.blobs import Sorted, Strings, encode
+from memcommit.recall.sections import Section
+from memcommit.recall.stem import stem
+
+#: The arrays of a vocabulary in a snapshot (see `Vocabulary.export`).
+SECTIONS = ("terms", "term_starts", "stems", "stem_starts", "stem_of", "stem_ptr", "stem_terms")
+
+
+class Vocabulary:
+    """Term text <-> dense id, plus each term's stem (shared by the tenants built with it)."""
+
+    def __init__(self, stored: dict[str, Section] | None = None) -> None:
+        self._terms: Sorted | None = None
+        self._stems: Sorted | None = None
+        if stored is not None:
+            self._terms = Sorted(Strings(stored["terms"], stored["term_starts"]))
+            self._stems = Sorted(Strings(stored["stems"], stored["stem_starts"]))
+            self._stem_of = stored["stem_of"]  # stored term id -> stem code
+            self._stem_ptr = stored["stem_ptr"]  # stem code -> first of its stored terms
+            self._stem_terms = stored["stem_terms"]  # stored term ids grouped by stem
+        self._first = len(self._terms) if self._terms is not None else 0
+        self._first_stem = len(self._stems) if self._stems is not None else 0
+        self._ids: dict[str, int] = {}  # terms added since: text -> id
+        self._added: list[str] = []
+        self._added_stem_of: list[int] = []
+        self._stem_codes: dict[str, int] = {}  # stems added since: text -> code
+        self._added_stems: list[str] = []
+        self._by_stem: dict[int, list[int]] = {}  # stem code -> ids of the terms added since
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._first + len(self._added)
+
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and self.get(term) is not None
+
+    def get(self, term: str) -> int | None:
+        """The id of ``term`` if any document ever had it."""
+        found = self._ids.get(term)
+        if found is None and self._terms is not None:
+            found = self._terms.find(term)
+        return found
+
+    def id(self, term: str) -> int:
+        """The id of ``term``, assigned on first sight."""
+        found = self.get(term)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._ids.get(term)
+            if found is None:
+                found = len(self)
+                code = self._stem_code(stem(term))
+                if code is None:
+                    code = self._first_stem + len(self._added_stems)
+                    self._added_stems.append(stem(term))
+                    self._stem_codes[stem(term)] = code
+                self._added.append(term)
+                self._added_stem_of.append(code)
+                self._by_stem.setdefault(code, []).append(found)
+                self._ids[term] = found
+        return found
+
+    def _stem_code(self, text: str) -> int | None:
+        found = self._stem_codes.get(text)
+        if found is None and self._stems is not None:
+            found = self._stems.find(text)
+        return found
+
+    def variants(self, term: str) -> list[int]:
+        """Ids of every known term with the same stem as ``term`` (itself included)."""
+        code = self._stem_code(stem(term))
+        if code is None:
+            return []
+        found: list[int] = []
+        if code < self._first_stem:
+            start, stop = self._stem_ptr.rows(code, code + 2).tolist()
+            found = self._stem_terms.rows(start, stop).tolist()
+        return found + self._by_stem.get(code, [])
+
+    def export(self, used: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The vocabulary of term ids ``used`` as snapshot arrays, and each old id's new id.
+
+        Terms are renumbered in sorted order (-1: not used); each stem's terms
+        are listed by new id.
+        """
+        stored_terms = self._terms.strings.decoded() if self._terms is not None else []
+        stored_stems = self._stems.strings.decoded() if self._stems is not None else []
+        stored_stem_of = self._stem_of.whole().tolist() if self._terms is not None else []
+        stem_names = stored_stems + self._added_stems
+        stem_of = stored_stem_of + self._added_stem_of
+        texts = [
+            stored_terms[tid] if tid < self._first else self._added[tid - self._first]
+            for tid in used.tolist()
+        ]
+        order = sorted(range(len(texts)), key=texts.__getitem__)
+        renumber = np.full(len(self), -1, dtype=np.int32)
+        renumber[used[order]] = np.arange(len(order), dtype=np.int32)
+        term_stems = [stem_names[stem_of[tid]] for tid in used[order].tolist()]
+        stems = sorted(set(term_stems))
+        code = {text: position for position, text in enumerate(stems)}
+        codes = np.array([code[text] for text in term_stems], dtype=np.int32)
+        terms, term_starts = encode([texts[position] for position in order])
+        stem_bytes, stem_starts = encode(stems)
+        counts = np.bincount(codes, minlength=len(stems))
+        arrays = {
+            "terms": terms,
+            "term_starts": term_starts,
+            "stems": stem_bytes,
+            "stem_starts": stem_starts,
+            "stem_of": codes,
+            "stem_ptr": np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+            "stem_terms": np.argsort(codes, kind="stable").astype(np.int32),
+        }
+        return arrays, renumber
