@@ -86,6 +86,10 @@ class Column:
         """The filled part (a view: valid after later appends, but blind to them)."""
         return self.data[: self.size]
 
+    def view_or_section(self) -> np.ndarray | Section:
+        """`view`, or the adopted section itself while it is not checked yet (no check now)."""
+        return self._stored if self._stored is not None else self.view()
+
     def replace(self, values: np.ndarray) -> None:
         """Drop the content and hold ``values`` instead."""
         self.data = np.array(values, dtype=self.data.dtype)

@@ -466,7 +466,7 @@ class TenantIndex:
             columns = {
                 name: getattr(self, name).view().copy()
                 if name in _MUTABLE
-                else getattr(self, name).view()
+                else getattr(self, name).view_or_section()
                 for name in _COLUMNS
             }
             self._snapshot = Snapshot(
@@ -478,7 +478,7 @@ class TenantIndex:
                 scopes=self.scopes,
                 sessions=self.sessions,
                 tiers=self.tiers,
-                **columns,
+                columns=columns,
             )
             return self._snapshot
 
@@ -625,13 +625,14 @@ class TenantIndex:
         return int(total + self.df.buffer_info()[1] * 4)
 
 
-@dataclass(frozen=True)
 class Snapshot:
     """One tenant index's documents and filter columns at one moment (read-only).
 
     Columns are numpy arrays indexed by document. Appends and merges never touch
     the arrays a snapshot holds; the two written in place are copied. Code
-    tables only grow, so codes seen here keep their meaning.
+    tables only grow, so codes seen here keep their meaning. A column still in
+    its snapshot file's section is checked when first read (a recall reads a
+    few of them).
     """
 
     tenant: str
@@ -659,6 +660,37 @@ class Snapshot:
     chars: np.ndarray
     token_count: np.ndarray
     speaker: np.ndarray
+
+    def __init__(
+        self,
+        *,
+        tenant: str,
+        generation: int,
+        ids: DocIds,
+        size: int,
+        kinds: Codes,
+        scopes: Codes,
+        sessions: Codes,
+        tiers: Codes,
+        columns: dict[str, np.ndarray | Section],
+    ) -> None:
+        self.tenant, self.generation, self.ids, self.size = tenant, generation, ids, size
+        self.kinds, self.scopes, self.sessions, self.tiers = kinds, scopes, sessions, tiers
+        self._sections: dict[str, Section] = {}
+        for name, values in columns.items():
+            if isinstance(values, Section):
+                self._sections[name] = values
+            else:
+                setattr(self, name, values)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        """A column still in its section: checked now, then kept as an attribute."""
+        section = self.__dict__.get("_sections", {}).get(name)
+        if section is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        values: np.ndarray = section.whole()[: self.size]
+        setattr(self, name, values)
+        return values
 
     @functools.cached_property
     def always_docs(self) -> np.ndarray:
