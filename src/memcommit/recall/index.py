@@ -28,6 +28,7 @@ query without a pass over the tenant.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import threading
@@ -129,6 +130,7 @@ class TenantIndex:
         self._reset_docs()
         self.df = array("i")
         self.generation = 0  # bumps on every change of content or statistics
+        self._bulk = False  # inside `bulk`: postings and frequencies wait for its end
 
     def _reset_docs(self) -> None:
         self.ids = DocIds()
@@ -196,7 +198,36 @@ class TenantIndex:
         with self.lock:
             while chunk := list(itertools.islice(items, _BATCH)):
                 self._put_batch(list({memory.id: memory for memory in chunk}.values()))
-            self._maybe_merge()
+            if not self._bulk:
+                self._maybe_merge()
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Index many memories at once (a build): postings and frequencies once, at the end.
+
+        Inside the block, `put_many` appends documents and their terms only; when
+        it ends, document frequencies are counted and the postings built in one
+        merge, instead of being kept current (and merged again) batch by batch.
+        Queries must not run inside the block.
+        """
+        with self.lock:
+            self._bulk = True
+            try:
+                yield
+            finally:
+                self._bulk = False
+                self._count_frequencies()
+                self.merge()
+
+    def _count_frequencies(self) -> None:
+        """Each term's document frequency, counted over the current documents."""
+        starts, lengths = self._spans(np.flatnonzero(self.alive.view()))
+        firsts = np.cumsum(lengths) - lengths
+        entries = np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(
+            starts - firsts, lengths
+        )
+        counts = np.bincount(self.fwd_terms.data[entries], minlength=len(self.df))
+        self.df = array("i", counts.astype(np.int32).tobytes())
 
     def _put_batch(self, batch: list[Memory]) -> None:
         for memory in batch:
@@ -249,11 +280,19 @@ class TenantIndex:
         all_tids: list[int] = []
         all_tfs: list[int] = []
         offset = len(self.fwd_terms)
+        bulk = self._bulk
         for doc, memory in enumerate(batch, first):
             counts = Counter(tokenize(memory.content or ""))
             terms = sorted(counts)  # norms sum in this order: independent of insertion order
-            tids = [vocabulary.id(term) for term in terms]
-            tfs = [min(counts[term], _TF_MAX) for term in terms]
+            tids = vocabulary.ids(terms)
+            tfs = [counts[term] for term in terms]
+            if tfs and max(tfs) > _TF_MAX:
+                tfs = [min(tf, _TF_MAX) for tf in tfs]
+            starts.append(offset + len(all_tids))
+            all_tids += tids
+            all_tfs += tfs
+            if bulk:  # counted and indexed when the bulk block ends
+                continue
             if tids and max(tids) >= len(df):
                 df.extend([0] * (max(tids) + 1 - len(df)))
             for tid, tf in zip(tids, tfs, strict=True):
@@ -263,10 +302,8 @@ class TenantIndex:
                     slot = delta[tid] = (array("i"), array("H"))
                 slot[0].append(doc)
                 slot[1].append(tf)
-            starts.append(offset + len(all_tids))
-            all_tids += tids
-            all_tfs += tfs
-        self.delta_size += len(all_tids)
+        if not bulk:
+            self.delta_size += len(all_tids)
         self.fwd_start.extend(starts)
         self.fwd_terms.extend(all_tids)
         self.fwd_tf.extend(all_tfs)
@@ -274,11 +311,10 @@ class TenantIndex:
     def _retire(self, doc: int) -> None:
         self.alive.data[doc] = False
         self.dead += 1
-        df = self.df
-        start = int(self.fwd_start.data[doc])
-        end = self._fwd_end(doc)
-        for tid in self.fwd_terms.data[start:end].tolist():
-            df[tid] -= 1
+        if not self._bulk:  # (a bulk block counts them when it ends)
+            df, start, end = self.df, int(self.fwd_start.data[doc]), self._fwd_end(doc)
+            for tid in self.fwd_terms.data[start:end].tolist():
+                df[tid] -= 1
         key = int(self.key.data[doc])
         if key >= 0:
             key_members, key_latest = self._key_maps()

@@ -225,10 +225,11 @@ class StoreIndex:
         index = TenantIndex(tenant)
         memories = [m for m in self.store.find(tenant=tenant, live=False) if _indexable(m)]
         report = progress if progress is not None else terminal_progress(len(memories))
-        for first in range(0, len(memories), BUILD_STEP):
-            index.put_many(memories[first : first + BUILD_STEP])
-            if report is not None:
-                report(min(first + BUILD_STEP, len(memories)), len(memories))
+        with index.bulk():
+            for first in range(0, len(memories), BUILD_STEP):
+                index.put_many(memories[first : first + BUILD_STEP])
+                if report is not None:
+                    report(min(first + BUILD_STEP, len(memories)), len(memories))
         self.tenants[tenant] = index
         if memories:
             self.save(tenant)

@@ -59,7 +59,9 @@ class Vocabulary:
 
     def id(self, term: str) -> int:
         """The id of ``term``, assigned on first sight."""
-        found = self.get(term)
+        found = self._ids.get(term)  # (the common case first: one dict lookup)
+        if found is None:
+            found = self.get(term)
         if found is not None:
             return found
         with self._lock:
@@ -76,6 +78,14 @@ class Vocabulary:
                 self._by_stem.setdefault(code, []).append(found)
                 self._ids[term] = found
         return found
+
+    def ids(self, terms: list[str]) -> list[int]:
+        """The ids of ``terms`` (each assigned on first sight): `id` for many terms at once."""
+        known = self._ids.get
+        found = [known(term) for term in terms]
+        return [
+            self.id(term) if tid is None else tid for term, tid in zip(terms, found, strict=True)
+        ]
 
     def _stem_code(self, text: str) -> int | None:
         found = self._stem_codes.get(text)
