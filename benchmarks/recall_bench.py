@@ -19,7 +19,10 @@ Every latency is measured in a FRESH process (a child of this script):
 - ``memcommit recall`` CLI wall time, end to end.
 
 Built stores and peer indexes are cached under ``--cache`` (default
-``~/.cache/memcommit-bench``), so reruns only measure.
+``~/.cache/memcommit-bench``), so reruns only measure. memcommit's modules are
+compiled to bytecode first, as an install leaves them: with
+PYTHONDONTWRITEBYTECODE set, every fresh process would otherwise compile them
+again and the cold figures would measure the compiler.
 
     .venv/bin/python benchmarks/recall_bench.py --memories 100000
     .venv/bin/python benchmarks/recall_bench.py --memories 1000000 --sessions 0
@@ -28,6 +31,7 @@ Built stores and peer indexes are cached under ``--cache`` (default
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -65,6 +69,13 @@ FUNCTION_WORDS = [
     "this",
     "have",
 ]
+
+
+def compile_memcommit() -> None:
+    """Compile memcommit's modules to bytecode (written even under PYTHONDONTWRITEBYTECODE)."""
+    import memcommit
+
+    compileall.compile_dir(Path(memcommit.__file__).parent, quiet=1)
 
 
 def rss_mb() -> float:
@@ -355,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         run_child(args)
         return 0
+    compile_memcommit()
     n = args.memories
     cache = Path(args.cache) / f"recall-{n}"
     cache.mkdir(parents=True, exist_ok=True)
