@@ -46,18 +46,25 @@ def offset_type(total: int) -> type[np.signedinteger]:
 
 
 class Strings:
-    """A list of strings stored as (blob, starts) sections; ``table[i]`` decodes one."""
+    """A list of strings stored as (blob, starts) sections; ``table[i]`` decodes one.
+
+    The offsets (a few bytes a string) are checked whole when first read; the
+    blob a block at a time, as strings are read.
+    """
 
     def __init__(self, blob: Section, starts: Section) -> None:
         self.blob, self.starts = blob, starts
+        self._starts: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.starts) - 1
 
     def raw(self, position: int) -> bytes:
         """The UTF-8 bytes of string ``position``."""
-        start, stop = self.starts.rows(position, position + 2).tolist()
-        return self.blob.rows(start, stop).tobytes()
+        starts = self._starts
+        if starts is None:
+            starts = self._starts = self.starts.whole()
+        return self.blob.rows(starts[position], starts[position + 1]).tobytes()
 
     def __getitem__(self, position: int) -> str:
         if not 0 <= position < len(self):
@@ -72,12 +79,18 @@ class Strings:
 
 
 class Sorted:
-    """Distinct strings in ascending order: position of a string by bisection, text by position."""
+    """Distinct strings in ascending order: position of a string by bisection, text by position.
+
+    The table is checked whole on its first lookup (it is small beside the ids)
+    and each lookup is remembered; past `lookups_before_decoding` it is decoded
+    into a dict.
+    """
 
     def __init__(self, strings: Strings) -> None:
         self.strings = strings
-        self._lookups = 0
-        self._dict: dict[str, int] | None = None
+        self._found: dict[str, int | None] = {}  # lookups so far, then every string
+        self._decoded = False
+        self._table: tuple[bytes, np.ndarray] | None = None  # blob and offsets, checked
 
     def __len__(self) -> int:
         return len(self.strings)
@@ -87,21 +100,27 @@ class Sorted:
 
     def find(self, text: str) -> int | None:
         """The position of ``text``, or None."""
-        if self._dict is not None:
-            return self._dict.get(text)
-        self._lookups += 1
-        if self._lookups > lookups_before_decoding(len(self)):
-            self._dict = {s: i for i, s in enumerate(self.strings.decoded())}
-            return self._dict.get(text)
-        key, raw = text.encode(), self.strings.raw
+        found = self._found.get(text, -1)
+        if found != -1 or self._decoded:
+            return None if found == -1 else found
+        if len(self._found) >= lookups_before_decoding(len(self)):
+            self._found = {s: i for i, s in enumerate(self.strings.decoded())}
+            self._decoded = True
+            return self._found.get(text)
+        if self._table is None:
+            self._table = (self.strings.blob.whole().tobytes(), self.strings.starts.whole())
+        blob, starts = self._table
+        key = text.encode()
         low, high = 0, len(self)
         while low < high:
             middle = (low + high) // 2
-            if raw(middle) < key:
+            if blob[starts[middle] : starts[middle + 1]] < key:
                 low = middle + 1
             else:
                 high = middle
-        return low if low < len(self) and raw(low) == key else None
+        hit = low if low < len(self) and blob[starts[low] : starts[low + 1]] == key else None
+        self._found[text] = hit
+        return hit
 
 
 class DocIds(Sequence[str]):
