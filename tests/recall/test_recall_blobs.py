@@ -1,5 +1,6 @@
 """Snapshot strings read in place (ids, terms, stems) behave like the lists and dicts they replace,
-before and after their tables decode themselves, with ids and terms added after a snapshot."""
+before and after their tables decode themselves, with ids and terms added after a snapshot; a
+snapshot's blocks are checked only when read, and a damaged one is never handed out."""
 
 from __future__ import annotations
 

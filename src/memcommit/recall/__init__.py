@@ -7,9 +7,11 @@
         print(row.memory.id, row.stage, row.cosine, row.score, row.outcome, row.reason)
 
 Modules, in pipeline order: text (terms) and stem, tfidf (the formulas), index
-(per-tenant inverted index kept current by commits), sources (store or list),
-filters, rank (cosines) and scorers, budget, pack (poolsplit), context, and
-explain (the rows, counted at once and built a page at a time).
+(per-tenant inverted index kept current by commits, with its vocabulary and
+columns; persist, sections and blobs keep it on disk and read it in place),
+sources (store or list), filters, rank (cosines) and scorers, budget, pack
+(poolsplit), context, and explain (the rows, counted at once and built a page
+at a time).
 """
 
 from memcommit.recall.budget import Pool, TiktokenCounter, Tokens, Words, count_words
