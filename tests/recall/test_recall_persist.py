@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memcommit.errors import IndexDamaged
-from memcommit.recall import persist, recall
+from memcommit.recall import persist, recall, sources
 from memcommit.recall.index import Exported
 from memcommit.recall.sources import (
     Source,
@@ -150,8 +150,21 @@ def test_deleting_the_snapshot_loses_nothing_and_the_build_reports_progress(make
     assert snapshot_file(again).exists()
 
 
+def test_a_build_reads_its_memories_a_page_at_a_time(make_store, now, monkeypatch):
+    store = make_store("s.db")
+    fill(store, now, count=25)
+    expected = answers(store, "t", now)
+    monkeypatch.setattr(sources, "BUILD_STEP", 10)
+    reports = []
+    again = make_store("s.db")
+    store_index(again).progress = lambda done, total: reports.append((done, total))
+    store_index(again).rebuild("t")
+    assert reports == [(10, None), (20, None), (25, 25)]
+    assert answers(again, "t", now) == expected
+
+
 def test_no_progress_bar_when_stderr_is_not_a_terminal():
-    assert terminal_progress(1_000_000) is None  # pytest captures stderr: not a terminal
+    assert terminal_progress() is None  # pytest captures stderr: not a terminal
 
 
 def test_a_stale_snapshot_is_caught_up_by_the_commits_since(make_store, now):

@@ -50,6 +50,19 @@ def test_find_filters(filled):
     assert store.find(kinds=[]) == []
 
 
+def test_find_pages_through_a_listing_after_an_id(filled):
+    store, m = filled
+    every = ids(store.find(live=False))
+    pages, after = [], None
+    while page := store.find(live=False, limit=2, after=after):
+        pages.append(ids(page))
+        after = page[-1].id
+    assert pages == [every[:2], every[2:]]
+    assert ids(store.find(tenant="default", after=m["a"].id)) == [m["d"].id]
+    with pytest.raises(InvalidInput, match="after"):
+        store.find(after=m["a"].id, trace="t")
+
+
 def test_find_time_range_is_inclusive(filled, now):
     store, m = filled
     assert ids(store.find(since=now + timedelta(hours=1))) == [m["d"].id]

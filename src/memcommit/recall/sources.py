@@ -71,7 +71,8 @@ CATCH_UP_LIMIT = 20_000
 #: A snapshot caught up by at least this many changed memories is written again.
 RESAVE_AFTER = 1_000
 
-Progress = Callable[[int, int], None]  # (memories indexed so far, memories to index)
+#: (memories indexed so far, memories to index: None while pages of them remain to read)
+Progress = Callable[[int, int | None], None]
 
 
 class StoreIndex:
@@ -221,17 +222,30 @@ class StoreIndex:
         return index
 
     def _build(self, tenant: str, progress: Progress | None) -> TenantIndex:
+        """The tenant's index from its memories, read a page at a time (and its snapshot).
+
+        Pages keep a build's memory to one page of memories beside the index.
+        Commits landing between two pages are applied again by the next catch-up
+        (they come after ``seen``), as for any other writer's commits.
+        """
         self._damage.pop(tenant, None)
         index = TenantIndex(tenant)
-        memories = [m for m in self.store.find(tenant=tenant, live=False) if _indexable(m)]
-        report = progress if progress is not None else terminal_progress(len(memories))
+        report = progress if progress is not None else terminal_progress()
+        done, after = 0, None
         with index.bulk():
-            for first in range(0, len(memories), BUILD_STEP):
-                index.put_many(memories[first : first + BUILD_STEP])
+            while True:
+                page = self.store.find(tenant=tenant, live=False, limit=BUILD_STEP, after=after)
+                memories = [m for m in page if _indexable(m)]
+                index.put_many(memories)
+                done += len(memories)
+                last = len(page) < BUILD_STEP
                 if report is not None:
-                    report(min(first + BUILD_STEP, len(memories)), len(memories))
+                    report(done, done if last else None)
+                if last:
+                    break
+                after = page[-1].id
         self.tenants[tenant] = index
-        if memories:
+        if done:
             self.save(tenant)
         return index
 
@@ -299,7 +313,7 @@ class StoreIndex:
                     self._discard(tenant)
 
 
-#: Memories indexed between two progress reports of a build.
+#: Memories read (and indexed) per page of a build, and between two progress reports.
 BUILD_STEP = 10_000
 
 
@@ -363,19 +377,29 @@ def snapshot_name(tenant: str) -> str:
     return "tenant-" + hashlib.sha256(tenant.encode()).hexdigest()[:24] + ".idx"
 
 
-def terminal_progress(total: int) -> Progress | None:
-    """A rich progress bar on stderr for a large build when stderr is a terminal, else None."""
-    if total < BUILD_STEP or not sys.stderr.isatty():
+def terminal_progress() -> Progress | None:
+    """A rich progress bar on stderr when stderr is a terminal, else None.
+
+    The bar appears once a build reads a second page of memories (a build of
+    one page is over before a bar would help).
+    """
+    if not sys.stderr.isatty():
         return None
     from rich.progress import Progress as Bar
 
     bar = Bar(transient=True)
-    task = bar.add_task("indexing memories for recall", total=total)
-    bar.start()
+    task = bar.add_task("indexing memories for recall", total=None)
+    shown = False
 
-    def report(done: int, all_: int) -> None:
-        bar.update(task, completed=done)
-        if done >= all_:
+    def report(done: int, total: int | None) -> None:
+        nonlocal shown
+        if not shown:
+            if total is not None:
+                return
+            bar.start()
+            shown = True
+        bar.update(task, completed=done, total=total)
+        if total is not None:
             bar.stop()
 
     return report

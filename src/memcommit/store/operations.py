@@ -183,13 +183,16 @@ class StoreApi:
         trace: str | None = None,
         as_of: CommitRef | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Memory]:
         """Memories matching every given filter, in id order (creation order for generated ids).
 
         ``ids`` reads those memories in one query (ids not found are left out);
         ``live`` keeps only memories that hold at the read's moment (now, or the
         as_of commit's time); ``since``/``until`` bound the creation time
-        (inclusive); with ``trace`` the result is in step order.
+        (inclusive); with ``trace`` the result is in step order. ``after`` (an
+        id) and ``limit`` page through a long listing: pass the last id of one
+        page as ``after`` to get the next (not with ``trace``).
         """
         core = self._core
         tenant = v.optional_text("tenant", tenant)
@@ -197,6 +200,9 @@ class StoreApi:
             if tenant is not None and tenant != self._only:
                 raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
             tenant = self._only
+        after = v.optional_text("after", after)
+        if after is not None and trace is not None:
+            raise InvalidInput("after", after, "pages in id order: not with trace (step order)")
         seq = core.seq(as_of)
         live_at = None
         if v.flag("live", live):
@@ -216,6 +222,7 @@ class StoreApi:
                 live_at=live_at,
                 as_of=seq,
                 limit=v.limit(limit),
+                after=after,
             )
         )
 

@@ -62,6 +62,7 @@ class ViewLike(Protocol):
         trace: str | None = None,
         as_of: CommitRef | None = None,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Memory]: ...
 
     def history(self, memory_id: str, *, as_of: CommitRef | None = None) -> list[Memory]: ...

@@ -55,6 +55,8 @@ class MemoryQuery:
     live_at: datetime | None = None
     as_of: int | None = None
     limit: int | None = None
+    #: Only ids greater than this one (with ``limit``: one page of a listing in id order).
+    after: str | None = None
 
 
 @dataclass

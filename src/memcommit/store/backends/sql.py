@@ -126,7 +126,8 @@ class Dialect:
     pack: Callable[[list[Any]], Any]
     #: The condition "version r's metadata has the key {mark}".
     has_key: str
-    #: The tenant column when ids are also given (SQLite: ``+tenant``, off its index).
+    #: The tenant column when ids are also given, or a page after an id (SQLite:
+    #: ``+tenant``, off its index: the id's index finds the rows in order).
     tenant_by_id: str = "tenant"
     #: Order of one trace's steps (the root's step may be NULL: first either way).
     step_order: str = "step"
@@ -389,8 +390,12 @@ def memories_sql(query: MemoryQuery, d: Dialect) -> tuple[str, list[Any]]:
         params += [query.as_of, query.as_of]
     if query.ids is not None:
         where.append(d.in_("id", query.ids, params))
+    if query.after is not None:
+        where.append(f"id > {p}")
+        params.append(query.after)
     if query.tenant is not None:
-        where.append(f"{'tenant' if query.ids is None else d.tenant_by_id} = {p}")
+        by_id = query.ids is not None or query.after is not None
+        where.append(f"{d.tenant_by_id if by_id else 'tenant'} = {p}")
         params.append(query.tenant)
     for column, values in (
         ("scope", query.scopes),
