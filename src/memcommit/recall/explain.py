@@ -84,17 +84,17 @@ class Explanation:
         snap: Snapshot,
         scope: Scope,
         now_us: int,
-        cosines: np.ndarray,
+        cosines: Callable[[], np.ndarray],
         scores: Callable[[], np.ndarray],
         pools: Sequence[poolsplit.Pool],
         packed: Packed,
-        components: Components,
+        components: Callable[[], Components],
         packer: Packer,
         load: Callable[[Sequence[str]], list[Memory]],
     ) -> None:
         self.snap, self.scope, self.now_us = snap, scope, now_us
-        self.cosines, self.components = cosines, components
-        self._score_all = scores
+        self._components = components
+        self._cosine_all, self._score_all = cosines, scores
         self.pools, self.packed, self.packer, self.load = list(pools), packed, packer, load
         self.selected = [doc for docs in packed.pools.values() for doc in docs]
         self._lock = threading.Lock()
@@ -102,6 +102,16 @@ class Explanation:
         self._decided: dict[int, _Decided] = {}
         self._unseen: dict[int, tuple[tuple[str, str], ...]] = {}  # kind code -> trail
         self._rest: np.ndarray | None = None
+
+    @functools.cached_property
+    def components(self) -> Components:
+        """The parts of every score, computed when a row first needs them."""
+        return self._components()
+
+    @functools.cached_property
+    def cosines(self) -> np.ndarray:
+        """Every document's TF-IDF cosine, computed when a row first needs one."""
+        return self._cosine_all()
 
     @functools.cached_property
     def scores(self) -> np.ndarray:
