@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 
 from memcommit.model import Memory
 from memcommit.recall import Words, maxscore, recall
+from memcommit.recall.columns import to_micros
 from memcommit.recall.components import Components
+from memcommit.recall.filters import PASSED, Scope, apply, passes
 from memcommit.recall.index import TenantIndex
 from memcommit.recall.memory_scorer import MemoryScorer
 from memcommit.recall.rank import CosineSearch
@@ -174,3 +176,33 @@ def test_rows_read_after_later_commits_keep_the_recall_s_numbers(make_store):
     store.recall("cloud", **options)  # the index has caught up with the later commit
     assert outcome(lazy) == outcome(eager)
     assert len(lazy.rows) == 60
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.one_of(st.none(), st.sets(st.sampled_from(KINDS), min_size=1).map(sorted)),
+    st.one_of(st.none(), st.sets(st.sampled_from(KINDS), min_size=1).map(tuple)),
+    st.one_of(st.none(), st.integers(0, 5000).map(lambda m: timedelta(minutes=m))),
+    st.booleans(),
+    st.sampled_from([None, ("short", "mid"), ("long", "archive"), ("archive",)]),
+    st.sampled_from([None, "s3", "s40", "unknown"]),
+)
+def test_the_quick_filter_agrees_with_the_reasons(
+    kinds, pool_kinds, max_age, latest, tiers, session
+):
+    index = TenantIndex("a")
+    index.put_many(BANKS[2])
+    snap = index.snapshot()
+    scope = Scope.parse(
+        kinds=kinds,
+        max_age=max_age,
+        latest_per_key=latest,
+        tiers=tiers,
+        session=session,
+        include_previous_sessions=session is None,
+    )
+    scope = Scope(**{**scope.__dict__, "pool_kinds": pool_kinds})
+    docs = np.arange(snap.size)
+    now_us = to_micros(NOW, 0)
+    expected = apply(snap, scope, now_us, docs) == PASSED
+    assert passes(snap, scope, now_us, docs).tolist() == expected.tolist()

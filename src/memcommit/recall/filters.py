@@ -184,3 +184,43 @@ def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.nda
         fail(R.ARCHIVED, kept & is_archive)
         fail(R.OTHER_TIER, kept & ~is_archive)
     return reasons
+
+
+def _member(column: np.ndarray, table: Codes, names: Iterable[str]) -> np.ndarray:
+    """Where ``column`` (codes of ``table``, -1: none) holds one of ``names``: a table lookup."""
+    wanted = np.zeros(len(table.values) + 1, dtype=bool)  # -1 reads the last slot: False
+    wanted[_codes(table, names)] = True
+    found: np.ndarray = wanted[column]
+    return found
+
+
+def passes(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
+    """True where a document of ``docs`` passes every filter: ``apply(...) == PASSED``, faster.
+
+    Ranking asks only this of the few documents it reads; the reasons are
+    worked out by `apply` when an explanation is read.
+    """
+    ok = np.ones(len(docs), dtype=bool)
+    if not len(docs):
+        return ok
+    if scope.kinds is not None:
+        ok &= _member(snap.kind[docs], snap.kinds, scope.kinds)
+    if scope.pool_kinds is not None:
+        ok &= _member(snap.kind[docs], snap.kinds, scope.pool_kinds) | snap.always[docs]
+    if scope.scopes is not None:
+        ok &= _member(snap.scope[docs], snap.scopes, scope.scopes)
+    if not scope.include_previous_sessions:
+        current = snap.sessions.get(scope.session)
+        ok &= snap.session[docs] == (-2 if current is None else current)
+    if scope.max_age is not None:
+        created = snap.created[docs]
+        ages = now_us - np.where(created == NO_START, now_us, created)
+        ok &= ages <= scope.max_age // timedelta(microseconds=1)
+    if scope.latest_per_key:
+        ok &= snap.latest[docs]
+    if scope.live:
+        ok &= snap.status_ok[docs] & (snap.valid_from[docs] <= now_us)
+        ok &= now_us < snap.valid_to[docs]
+    if scope.tiers is not None:
+        ok &= _member(snap.tier[docs], snap.tiers, scope.tiers)
+    return ok

@@ -64,8 +64,8 @@ def _level(
 
 def union(arrays: Sequence[np.ndarray]) -> np.ndarray:
     """The sorted union of sorted arrays: merged runs, not a hash of every element."""
-    if len(arrays) == 1:
-        return arrays[0]
+    if len(arrays) <= 1:
+        return arrays[0] if arrays else np.zeros(0, dtype=np.int64)
     merged = np.sort(np.concatenate(arrays), kind="stable")  # a merge of sorted runs
     if not len(merged):
         return merged

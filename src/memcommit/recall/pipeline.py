@@ -24,7 +24,7 @@ from memcommit.recall.columns import to_micros
 from memcommit.recall.components import Components
 from memcommit.recall.context import Context
 from memcommit.recall.explain import Explanation
-from memcommit.recall.filters import PASSED, Scope, apply
+from memcommit.recall.filters import Scope, passes
 from memcommit.recall.pack import Packed, Packer
 from memcommit.recall.rank import CosineSearch, Query
 from memcommit.recall.ranking import Ranking, exhaustive
@@ -194,8 +194,7 @@ class _Run:
         self.packer = Packer(snap, unit, pools, query.now, source.load)
 
     def _passes(self, docs: np.ndarray) -> np.ndarray:
-        passed: np.ndarray = apply(self.snap, self.scope, self.now_us, docs) == PASSED
-        return passed
+        return passes(self.snap, self.scope, self.now_us, docs)
 
     def _presorted(self, presorted: Presorted) -> np.ndarray:
         """Rank the matches before filtering; filter only the best. Returns the always docs."""
