@@ -16,15 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
-from typing import Any
 
 from memcommit.errors import InvalidInput
+from memcommit.store import Transaction, ViewLike
 
 
 @contextmanager
 def commit_at_or_after(
-    store: Any, *, message: str, author: str, now: datetime | None
-) -> Iterator[Any]:
+    store: ViewLike, *, message: str, author: str, now: datetime | None
+) -> Iterator[Transaction]:
     """``store.commit(...)`` at ``now``, or at the store's clock if a later commit landed first.
 
     ``now`` must already be checked (a timezone-aware datetime, or None): the

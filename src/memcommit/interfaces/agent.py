@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import KINDS, Commit, Memory
-from memcommit.store import StoreLike
+from memcommit.store import StoreLike, Transaction
 from memcommit.tiers.memory import TieredMemory
 
 Kind = Literal[KINDS]  # type: ignore[valid-type]
@@ -104,7 +104,7 @@ class AgentMemory:
         return self.view.commit(message=message, author=self.author)
 
     def _write(
-        self, message: str, request_id: str | None, work: Callable[[Any], dict[str, Any]]
+        self, message: str, request_id: str | None, work: Callable[[Transaction], dict[str, Any]]
     ) -> dict[str, Any]:
         """``work(tx)`` in one commit; its answer gets the commit's seq.
 
@@ -152,7 +152,7 @@ class AgentMemory:
         new memory's id and the commit that stored it.
         """
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             memory = tx.add(
                 content,
                 kind=kind,
@@ -268,7 +268,7 @@ class AgentMemory:
         main"). Corrections bypass budgets, so keep them short and few.
         """
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             memory = tx.add(
                 content,
                 kind="correction",
@@ -311,7 +311,7 @@ class AgentMemory:
                 "confirm", confirm, "purge erases the content for good; repeat the id to confirm"
             )
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             if mode == "purge":
                 tx.purge(id)
             else:
@@ -334,7 +334,7 @@ class AgentMemory:
         that matter (what you tried, what failed, what worked).
         """
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             trace_id = tx.begin_trace(
                 task, tenant=self.tenant, scope=scope, session=session, metadata=metadata
             )
@@ -355,7 +355,7 @@ class AgentMemory:
     ) -> dict[str, Any]:
         """Record one step of an open task, in order."""
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             memory = tx.step(
                 trace_id,
                 content,
@@ -378,7 +378,7 @@ class AgentMemory:
         """End a task as finished or failed; it becomes eligible for compaction."""
         trace = self.view.trace(trace_id)
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             tx.finish(trace_id, status=status)
             return {"trace_id": trace_id, "status": status, "steps": len(trace.steps)}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from datetime import datetime
+from typing import Any
 
 from memcommit.compaction.summary import UnusableSummary, summarize, summarizer_name
 from memcommit.errors import InvalidInput
@@ -23,7 +24,7 @@ from memcommit.tiers.segments import Segment, segments
 from memcommit.tiers.setup import Setup
 from memcommit.tiers.stats import KEY, NAMESPACE, TierStats, add_stored, increment
 from memcommit.tiers.touching import SEGMENTS
-from memcommit.tiers.writes import by_tenant, land, named, policy_name, tiers_commit
+from memcommit.tiers.writes import by_tenant, land, landed, named, policy_name, tiers_commit
 
 
 class Maintenance:
@@ -182,7 +183,7 @@ class Maintenance:
                 },
             )
 
-    def _summary(self, seg: Segment, first: Memory) -> tuple[str, dict]:
+    def _summary(self, seg: Segment, first: Memory) -> tuple[str, dict[str, Any]]:
         """The segment's summary through the compactor's path: (readable content, metadata)."""
         io = self.setup.io(first.tenant)
         trace = io.trace(seg.id) if first.trace_id == seg.id else seg.as_trace()
@@ -240,7 +241,7 @@ class Maintenance:
             counts.consolidation_errors += 1
             io.record_uses([], state={(NAMESPACE, KEY): increment(delta, tenant)})
             return False
-        self.result.commits.append(tx.result)
+        self.result.commits.append(landed(tx))
         self.result.consolidated.append(seg.id)
         return True
 

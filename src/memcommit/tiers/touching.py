@@ -22,7 +22,7 @@ from memcommit.tiers.results import TouchResult
 from memcommit.tiers.segments import segment_id
 from memcommit.tiers.setup import Setup
 from memcommit.tiers.stats import KEY, NAMESPACE, TierStats, add_stored, increment
-from memcommit.tiers.writes import apply, by_tenant, named, policy_name, tiers_commit
+from memcommit.tiers.writes import apply, by_tenant, landed, named, policy_name, tiers_commit
 
 _WORKING = ("short", "mid", "long")
 #: Key of a tenant's mid-term segment visits, beside its counters (namespace ``tiers``).
@@ -111,8 +111,11 @@ class Touch:
         swap = {}
         for member, into in summary_of.items():
             summary = summaries.get(into)
-            mine = summary is not None and summary.tenant == current[member].tenant
-            if mine and summary.holds(self.now):
+            if (
+                summary is not None
+                and summary.tenant == current[member].tenant
+                and summary.holds(self.now)
+            ):
                 swap[member] = into
                 current[into] = summary
         return [swap.get(i, i) for i in known]
@@ -185,9 +188,9 @@ class Touch:
                         were = gone_by.setdefault((m.tenant, m.scope), ([], []))
                         were[0].extend(dead)
                         were[1].extend(evicted)
-                landed = apply(tx, [(m.id, tier) for m, tier in moves])
+                moved = apply(tx, [(m.id, tier) for m, tier in moves])
                 changed: dict[str, tuple[Memory, Memory]] = {}
-                for (m, _), new in zip(moves, landed, strict=True):
+                for (m, _), new in zip(moves, moved, strict=True):
                     changed[m.id] = (changed[m.id][0] if m.id in changed else m, new)
                 cache.expect(tx.pending.seq, changed)
                 add_stored(io, delta, tenant)
@@ -202,8 +205,8 @@ class Touch:
             raise
         finally:
             cache.expected = None
-        result.commit = tx.result
-        result.commits.append(tx.result)
+        result.commit = landed(tx)
+        result.commits.append(result.commit)
 
     def _page_in(
         self,
