@@ -18,6 +18,7 @@ from contextlib import ExitStack, contextmanager
 from datetime import datetime
 
 from memcommit.errors import InvalidInput
+from memcommit.model import Commit
 from memcommit.store import Transaction, ViewLike
 
 
@@ -38,3 +39,9 @@ def commit_at_or_after(
                 raise
             tx = stack.enter_context(store.commit(message=message, author=author, now=None))
         yield tx
+
+
+def landed(tx: Transaction) -> Commit:
+    """The commit ``tx`` landed, read once its block has ended without an error."""
+    assert tx.result is not None, "the commit's block has not ended"
+    return tx.result

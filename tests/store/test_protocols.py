@@ -1,4 +1,4 @@
-"""`StoreLike`, `ViewLike` and `TenantViewLike`: the published shapes a store and its views satisfy."""
+"""`StoreLike`, `ViewLike`, `TenantViewLike`: the shapes a store and its views satisfy."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ tenant. Every read and write goes through ``store.tenant(name)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import fields
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -100,7 +101,7 @@ class AgentMemory:
         #: The tenant's working memory; it maintains itself after each commit.
         self.tiers = TieredMemory(self.view)
 
-    def _commit(self, message: str) -> Any:
+    def _commit(self, message: str) -> AbstractContextManager[Transaction]:
         return self.view.commit(message=message, author=self.author)
 
     def _write(

@@ -13,6 +13,7 @@ import functools
 from datetime import datetime
 from typing import Any
 
+from memcommit.commit_time import landed
 from memcommit.compaction.summary import UnusableSummary, summarize, summarizer_name
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
@@ -24,7 +25,7 @@ from memcommit.tiers.segments import Segment, segments
 from memcommit.tiers.setup import Setup
 from memcommit.tiers.stats import KEY, NAMESPACE, TierStats, add_stored, increment
 from memcommit.tiers.touching import SEGMENTS
-from memcommit.tiers.writes import by_tenant, land, landed, named, policy_name, tiers_commit
+from memcommit.tiers.writes import by_tenant, land, named, policy_name, tiers_commit
 
 
 class Maintenance:

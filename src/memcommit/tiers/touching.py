@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memcommit.commit_time import landed
 from memcommit.compaction.compactor import COMPACTED_INTO
 from memcommit.model import Memory, Usage
 from memcommit.tiers.cache import Partition
@@ -22,7 +23,7 @@ from memcommit.tiers.results import TouchResult
 from memcommit.tiers.segments import segment_id
 from memcommit.tiers.setup import Setup
 from memcommit.tiers.stats import KEY, NAMESPACE, TierStats, add_stored, increment
-from memcommit.tiers.writes import apply, by_tenant, landed, named, policy_name, tiers_commit
+from memcommit.tiers.writes import apply, by_tenant, named, policy_name, tiers_commit
 
 _WORKING = ("short", "mid", "long")
 #: Key of a tenant's mid-term segment visits, beside its counters (namespace ``tiers``).

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import TypeVar
 
-from memcommit.commit_time import commit_at_or_after
+from memcommit.commit_time import commit_at_or_after, landed
 from memcommit.model import Commit, Memory
 from memcommit.store import Transaction, ViewLike
 from memcommit.tiers.stats import TierStats, add_stored
@@ -72,12 +72,6 @@ def apply(tx: Transaction, moves: Iterable[tuple[str, str]]) -> list[Memory]:
         else:
             out.append(tx.move(i, tier))
     return out
-
-
-def landed(tx: Transaction) -> Commit:
-    """The commit ``tx`` landed, once its block has ended without an error."""
-    assert tx.result is not None, "the commit's block has not ended"
-    return tx.result
 
 
 def tiers_commit(
