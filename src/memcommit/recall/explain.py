@@ -15,6 +15,7 @@ exactly what packing the whole ranking would have reported.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -86,16 +87,17 @@ class Explanation:
         snap: Snapshot,
         scope: Scope,
         now_us: int,
-        cosines: np.ndarray,
-        scores: np.ndarray,
+        cosines: Callable[[], np.ndarray],
+        scores: Callable[[], np.ndarray],
         pools: Sequence[poolsplit.Pool],
         packed: Packed,
-        components: Components,
+        components: Callable[[], Components],
         packer: Packer,
         load: Callable[[Sequence[str]], list[Memory]],
     ) -> None:
         self.snap, self.scope, self.now_us = snap, scope, now_us
-        self.cosines, self.scores, self.components = cosines, scores, components
+        self._components = components
+        self._cosine_all, self._score_all = cosines, scores
         self.pools, self.packed, self.packer, self.load = list(pools), packed, packer, load
         self.selected = [doc for docs in packed.pools.values() for doc in docs]
         self._lock = threading.Lock()
@@ -103,6 +105,21 @@ class Explanation:
         self._decided: dict[int, _Decided] = {}
         self._unseen: dict[int, tuple[tuple[str, str], ...]] = {}  # kind code -> trail
         self._rest: np.ndarray | None = None
+
+    @functools.cached_property
+    def components(self) -> Components:
+        """The parts of every score, computed when a row first needs them."""
+        return self._components()
+
+    @functools.cached_property
+    def cosines(self) -> np.ndarray:
+        """Every document's TF-IDF cosine, computed when a row first needs one."""
+        return self._cosine_all()
+
+    @functools.cached_property
+    def scores(self) -> np.ndarray:
+        """Every document's score (NaN: none), computed when a row first needs one."""
+        return self._score_all()
 
     # ── what happened to every document ─────────────────────────────────────
 

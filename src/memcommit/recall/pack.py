@@ -26,6 +26,7 @@ types cover its kind decides it, in pool order.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,6 +39,7 @@ from memcommit.model import Memory
 from memcommit.recall.budget import Tokens, Words
 from memcommit.recall.columns import iso_micros
 from memcommit.recall.index import Snapshot
+from memcommit.recall.ranking import Ranking
 
 _FIRST_PREFIX = 128
 
@@ -48,8 +50,13 @@ class Packed:
 
     pools: dict[str, list[int]]
     decisions: list[poolsplit.Decision] = field(default_factory=list)
-    #: Ranked documents poolsplit never saw (ranked below all it saw), in no order.
-    unvisited: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: Finds the ranked documents poolsplit never saw (read as `unvisited`).
+    rest: Callable[[], np.ndarray] = field(default=lambda: np.zeros(0, dtype=np.int64))
+
+    @functools.cached_property
+    def unvisited(self) -> np.ndarray:
+        """Ranked documents poolsplit never saw (ranked below all it saw), in no order."""
+        return self.rest()
 
     @property
     def used(self) -> dict[str, int]:
@@ -134,31 +141,17 @@ class Packer:
             entries.append(entry)
         return entries
 
-    def _order(self, docs: np.ndarray, scores: np.ndarray, take: int) -> list[int]:
-        """Positions of the ``take`` best (all ties at the boundary too), in poolsplit's order."""
-        n = len(docs)
-        if take < n:
-            kth = np.partition(scores, n - take)[n - take]
-            positions = np.flatnonzero(scores >= kth)
-        else:
-            positions = np.arange(n)
-        created, ids = self.snap.created, self.snap.ids
-        # created microseconds order exactly like the fixed-width ISO strings poolsplit compares
-        return sorted(
-            positions.tolist(),
-            key=lambda p: (-scores[p], int(created[docs[p]]), ids[docs[p]]),
-        )
+    def _first_take(self) -> int:
+        """How many ranked memories to show poolsplit first: what the entry caps allow."""
+        return min(_FIRST_PREFIX, sum(pool.max_entries for pool in self.pools))
 
-    def pack(self, always: Sequence[int], docs: np.ndarray, scores: np.ndarray) -> Packed:
-        """Pack ``always`` (loaded first, in order) and ranked ``docs`` (with ``scores``)."""
+    def pack(self, always: Sequence[int], ranking: Ranking) -> Packed:
+        """Pack ``always`` (loaded first, in order) and the best of ``ranking``."""
         always_entries = self._entries(always, [None] * len(always))
-        n = len(docs)
-        take = _FIRST_PREFIX
+        take = self._first_take()
         while True:
-            order = self._order(docs, scores, take)
-            entries = always_entries + self._entries(
-                [int(docs[p]) for p in order], [float(scores[p]) for p in order]
-            )
+            docs, scores = ranking.top(take)
+            entries = always_entries + self._entries(docs.tolist(), scores.tolist())
             decisions: list[poolsplit.Decision] = []
             result = poolsplit.retrieve_pools(
                 entries,
@@ -170,27 +163,28 @@ class Packer:
                 now=self.now,
                 on_decision=decisions.append,
             )
-            rest = np.ones(n, dtype=bool)
-            rest[order] = False
             packed = Packed(
                 {name: [e["doc"] for e in chosen] for name, chosen in result.items()},
                 decisions,
-                docs[rest].astype(np.int64),
+                functools.partial(ranking.rest, docs),
             )
-            if not len(packed.unvisited) or self._settled(packed):
+            if self._settled(packed):
                 return packed
             take *= 4
 
     def _settled(self, packed: Packed) -> bool:
-        """True when no pool could select anything poolsplit has not seen."""
+        """True when no pool could select anything poolsplit has not seen.
+
+        A pool at its entry cap selects nothing more; only when some pool is
+        not are the unseen memories found, to price the cheapest of them.
+        """
+        selected = packed.contextual()
+        open_pools = [pool for pool in self.pools if selected[pool.name][0] < pool.max_entries]
+        if not open_pools or not len(packed.unvisited):
+            return True
         costs, _ = self.budget.costs(self.snap, packed.unvisited)
         cheapest = int(costs.min())
-        selected = packed.contextual()
-        return all(
-            selected[pool.name][0] >= pool.max_entries
-            or selected[pool.name][1] + cheapest > pool.max_tokens
-            for pool in self.pools
-        )
+        return all(selected[pool.name][1] + cheapest > pool.max_tokens for pool in open_pools)
 
     def costs(self, docs: Sequence[int], memories: Sequence[Memory]) -> list[int]:
         """What poolsplit charges for each document (the cost of rows it never saw)."""

@@ -6,6 +6,7 @@ retrieval history.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -25,8 +26,17 @@ from memcommit.recall.context import Context
 from memcommit.recall.explain import Explanation
 from memcommit.recall.filters import PASSED, Scope, apply
 from memcommit.recall.pack import Packed, Packer
-from memcommit.recall.rank import Query, cosines
-from memcommit.recall.scorers import BatchScorer, ExplainedScorer, PoolsplitScore, Scorer, Tfidf
+from memcommit.recall.rank import CosineSearch, Query
+from memcommit.recall.ranking import Ranking, exhaustive
+from memcommit.recall.scorers import (
+    BatchScorer,
+    ExplainedScorer,
+    PoolsplitScore,
+    Presorted,
+    PresortedScorer,
+    Scorer,
+    Tfidf,
+)
 from memcommit.recall.sources import Source, from_memories, from_store
 from memcommit.recall.text import term_counts
 from memcommit.store.protocols import CommitRef, ViewLike
@@ -153,6 +163,10 @@ class _Run:
 
     Everything after scoring reads a snapshot of the index, so commits landing
     meanwhile (or before lazily built rows are read) change no decision here.
+    A scorer whose ranking is known before filtering (`PresortedScorer`, with no
+    recency blended in) has only its best matches filtered, as deep as packing
+    reads (`memcommit.recall.ranking`); any other scorer scores every memory
+    that passes the filters.
     """
 
     def __init__(
@@ -167,35 +181,69 @@ class _Run:
         index = source.index
         self.source, self.scope, self.query, self.pools = source, scope, query, pools
         self.now_us = to_micros(query.now, 0)
+        self.components: Callable[[], Components] = Components  # the parts of each score, if given
         with index.lock:
             snap = self.snap = index.snapshot()
-            self.cos = cosines(index, query.terms)
-            alive = snap.alive
-            if getattr(scorer, "lexical", False):  # only shared terms can score: skip the rest
-                docs = np.flatnonzero((self.cos > 0.0) | snap.always)
-                docs = docs[alive[docs]]
+            self.search = CosineSearch(index, query.terms)
+            if isinstance(scorer, PresortedScorer) and query.recency_weight == 0.0:
+                always = self._presorted(scorer.presort(query, self.search))
             else:
-                docs = np.flatnonzero(alive)
-            candidates = docs[apply(snap, scope, self.now_us, docs) == PASSED]
-            self.scores = np.full(snap.size, np.nan)
-            self.components = Components()  # the parts of each score, if the scorer gives them
-            if len(candidates):
-                self.scores[candidates] = self._score(scorer, candidates)
-        always_flags = snap.always[candidates]
+                always = self._scored(scorer)
         created, ids = snap.created, snap.ids
-        self.always = sorted(
-            candidates[always_flags].tolist(), key=lambda d: (int(created[d]), ids[d])
-        )
-        ranked = candidates[~always_flags]
-        self.ranked = ranked[~np.isnan(self.scores[ranked])]
+        self.always = sorted(always.tolist(), key=lambda d: (int(created[d]), ids[d]))
         self.packer = Packer(snap, unit, pools, query.now, source.load)
+
+    def _passes(self, docs: np.ndarray) -> np.ndarray:
+        passed: np.ndarray = apply(self.snap, self.scope, self.now_us, docs) == PASSED
+        return passed
+
+    def _presorted(self, presorted: Presorted) -> np.ndarray:
+        """Rank the matches before filtering; filter only the best. Returns the always docs."""
+        always = self.snap.always_docs
+        always = always[self._passes(always)]
+        ranking = self.ranking = Ranking(self.snap, presorted.levels, self._passes)
+        mine = presorted.relevance(always)
+        best = max(ranking.best(), float(mine.max()) if len(mine) else 0.0)
+        scale = presorted.scale
+        if scale is not None and best > 0.0:
+            ranking.scaled(lambda values: scale(values, best))
+            mine = np.where(mine > 0.0, scale(mine, best), np.nan)
+        self.always_scores = np.where(mine > 0.0, mine, np.nan)
+        self.components = functools.partial(presorted.parts, best)
+        self._always_docs = always
+        return always
+
+    def _scored(self, scorer: Scorer | BatchScorer) -> np.ndarray:
+        """Filter every memory, then score every one that passed. Returns the always docs."""
+        snap = self.snap
+        alive = snap.alive
+        cos = self.search.all()
+        if getattr(scorer, "lexical", False):  # only shared terms can score: skip the rest
+            docs = np.flatnonzero((cos > 0.0) | snap.always)
+            docs = docs[alive[docs]]
+        else:
+            docs = np.flatnonzero(alive)
+        candidates = docs[self._passes(docs)]
+        scores = np.full(len(candidates), np.nan)
+        if len(candidates):
+            scores = self._score(scorer, candidates)
+        always_flags = snap.always[candidates]
+        ranked = ~always_flags & ~np.isnan(scores)
+        levels = exhaustive(candidates[ranked], scores[ranked])
+        self.ranking = Ranking(snap, levels, lambda d: np.ones(len(d), dtype=bool))
+        self._always_docs = candidates[always_flags]
+        self.always_scores = scores[always_flags]
+        return self._always_docs
 
     def _score(self, scorer: Scorer | BatchScorer, docs: np.ndarray) -> np.ndarray:
         if isinstance(scorer, ExplainedScorer):
-            scores, self.components = scorer.score_parts(self.query, docs, self.cos[docs])
+            scores, parts = scorer.score_parts(self.query, docs, self.search.of(docs))
+            self.components = lambda: parts
             return np.asarray(scores, dtype=float)
         if isinstance(scorer, BatchScorer):
-            return np.asarray(scorer.score_docs(self.query, docs, self.cos[docs]), dtype=float)
+            return np.asarray(
+                scorer.score_docs(self.query, docs, self.search.of(docs)), dtype=float
+            )
         out = np.empty(len(docs))
         memories = self.source.load([self.snap.ids[doc] for doc in docs.tolist()])
         for position, memory in enumerate(memories):
@@ -214,12 +262,18 @@ class _Run:
         return out
 
     def pack(self) -> Packed:
-        """Hand always-scope memories and the ranked ones to poolsplit."""
-        return self.packer.pack(self.always, self.ranked, self.scores[self.ranked])
+        """Hand always-scope memories and the best ranked ones to poolsplit."""
+        return self.packer.pack(self.always, self.ranking)
 
     def memories(self, docs: Sequence[int]) -> list[Memory]:
         """The memories of ``docs``, in that order."""
         return self.source.load([self.snap.ids[doc] for doc in docs])
+
+    def scores(self) -> np.ndarray:
+        """Every document's score (NaN: filtered out or no match), for the explanation."""
+        scores = self.ranking.full_scores()
+        scores[self._always_docs] = self.always_scores
+        return scores
 
     def explanation(self, packed: Packed) -> Explanation:
         """Every memory's row, from the filters, scores and poolsplit's decisions, on demand."""
@@ -227,7 +281,7 @@ class _Run:
             self.snap,
             self.scope,
             self.now_us,
-            self.cos,
+            self.search.all,
             self.scores,
             self.pools,
             packed,

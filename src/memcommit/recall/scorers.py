@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -29,7 +30,7 @@ import poolsplit
 from memcommit.model import Memory
 from memcommit.recall.columns import iso_micros, to_micros
 from memcommit.recall.components import Components
-from memcommit.recall.rank import Query
+from memcommit.recall.rank import CosineSearch, Level, Query
 
 
 class Scorer(Protocol):
@@ -60,6 +61,43 @@ class BatchScorer(Protocol):
         """Scores of ``docs``, given their exact TF-IDF ``cosines``."""
 
 
+def _no_parts(best: float) -> Components:
+    return Components()
+
+
+@dataclass(frozen=True)
+class Presorted:
+    """A ranking known before the filters run: relevance now, scores once the best is known.
+
+    ``levels`` give the matched documents (relevance > 0) a level at a time
+    (`memcommit.recall.ranking`); ``relevance`` rates any documents. A matched
+    document that passes the filters scores ``scale(relevance, best)``, where
+    ``best`` is the highest relevance of any passing document; ``scale`` must
+    keep the order (None: the relevance is the score). ``parts(best)`` gives
+    every matched document's parts.
+    """
+
+    levels: Sequence[Callable[[], Level]]
+    relevance: Callable[[np.ndarray], np.ndarray]
+    scale: Callable[[np.ndarray, float], np.ndarray] | None = None
+    parts: Callable[[float], Components] = field(default=_no_parts)
+
+
+@runtime_checkable
+class PresortedScorer(Protocol):
+    """A batch scorer that can rank before filtering when no recency is blended in.
+
+    Recall then scores and filters only the best matches, as deep as packing
+    reads (see `memcommit.recall.ranking`); its scores equal ``score_docs``'s
+    exactly.
+    """
+
+    name: str
+
+    def presort(self, query: Query, search: CosineSearch) -> Presorted:
+        """The matches of ``query`` (whose ``recency_weight`` is 0), given its cosine search."""
+
+
 class Tfidf:
     """The seed's ranking: TF-IDF cosine blended with recency; no shared term, no match."""
 
@@ -76,6 +114,10 @@ class Tfidf:
         else:
             out[hits] = (1.0 - w) * cosines[hits] + w * query.recencies(docs[hits])
         return out
+
+    def presort(self, query: Query, search: CosineSearch) -> Presorted:
+        """The cosine is the score (recency weight 0): a top-k search over the postings."""
+        return Presorted(search.levels(), search.of)
 
     def __call__(self, memory: Memory, query: Query) -> float | None:
         cos = query.cosine(memory)
