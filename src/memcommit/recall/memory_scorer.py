@@ -259,9 +259,11 @@ class MemoryScorer:
         if self.neighbours:
             shape.lent, shape.gains = _nearby(index, inside, values)
         codes = np.unique(sessions[inside])
-        shape.totals = _session_totals(sessions[inside], values)
-        shape.best_session = float(shape.totals[codes].max())
-        shape.touched = np.zeros(len(shape.totals) + 1, dtype=bool)  # -1 reads the last slot
+        totals = _session_totals(sessions[inside], values)
+        shape.best_session = float(totals[codes].max())
+        shape.totals = np.zeros(len(index.sessions.values) + 1)  # -1 reads the last slot
+        shape.totals[: len(totals)] = totals
+        shape.touched = np.zeros(len(shape.totals), dtype=bool)
         shape.touched[codes] = True
         return shape
 
