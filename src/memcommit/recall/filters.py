@@ -6,7 +6,8 @@ always-scope, the kinds some pool draws from), scope, previous session,
 maximum age (inclusive), older version of a key, validity, tier. "Latest per
 key" is decided over all of the tenant's memories before any filter runs, so a
 newer record excludes an older one even when another filter later excludes the
-newer one too: a stale fact is never resurrected.
+newer one too: a stale fact is never resurrected. Each filter's reason, and
+its code, is a `memcommit.recall.reasons.Reason`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from enum import IntEnum
 
 import numpy as np
 
@@ -22,23 +22,9 @@ from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, STORES, TIERS
 from memcommit.recall.columns import NO_START, Codes
 from memcommit.recall.index import Snapshot
+from memcommit.recall.reasons import Reason
 
-
-class FilterReason(IntEnum):
-    """Why a filter left a memory out, in the order filters apply; the value is its code."""
-
-    STORE_TYPE = 1
-    OTHER_SCOPE = 2
-    PREVIOUS_SESSION = 3
-    TOO_OLD = 4
-    OLDER_KEY_VERSION = 5
-    NO_LONGER_HOLDS = 6
-    ARCHIVED = 7
-    OTHER_TIER = 8
-
-
-#: The reasons as rows show them (code i + 1 is FILTER_REASONS[i]).
-FILTER_REASONS = tuple(reason.name.lower() for reason in FilterReason)
+#: The code of a document that passed every filter.
 PASSED = 0
 
 _ALL = "all"
@@ -150,12 +136,12 @@ def _codes(table: Codes, values: Iterable[str]) -> np.ndarray:
 
 
 def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
-    """The first filter each of ``docs`` fails (index into FILTER_REASONS + 1; 0 = passed)."""
+    """The code of the first filter each of ``docs`` fails (`Reason.code`; PASSED: none)."""
     reasons = np.zeros(len(docs), dtype=np.int8)
-    R = FilterReason
+    R = Reason
 
-    def fail(code: FilterReason, failed: np.ndarray) -> None:
-        reasons[(reasons == PASSED) & failed] = code
+    def fail(reason: Reason, failed: np.ndarray) -> None:
+        reasons[(reasons == PASSED) & failed] = reason.code
 
     if scope.kinds is not None:
         fail(R.STORE_TYPE, ~np.isin(snap.kind[docs], _codes(snap.kinds, scope.kinds)))

@@ -198,7 +198,7 @@ class _Run:
 
     def _presorted(self, presorted: Presorted) -> np.ndarray:
         """Rank the matches before filtering; filter only the best. Returns the always docs."""
-        always = self.snap.always_docs
+        always: np.ndarray = self.snap.always_docs
         always = always[self._passes(always)]
         ranking = self.ranking = Ranking(self.snap, presorted.levels, self._passes)
         mine = presorted.relevance(always)

@@ -108,7 +108,7 @@ class Ranking:
             count = take
             while True:
                 positions = self._best_positions(count)
-                passed = positions[self._filter(positions)]
+                passed: np.ndarray = positions[self._filter(positions)]
                 if len(passed) >= take or len(positions) == len(self.docs):
                     break
                 count *= 4

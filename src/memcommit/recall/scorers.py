@@ -30,7 +30,8 @@ import poolsplit
 from memcommit.model import Memory
 from memcommit.recall.columns import iso_micros, to_micros
 from memcommit.recall.components import Components
-from memcommit.recall.rank import CosineSearch, Level, Query
+from memcommit.recall.maxscore import Level
+from memcommit.recall.rank import CosineSearch, Query
 
 
 class Scorer(Protocol):
