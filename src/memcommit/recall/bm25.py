@@ -91,6 +91,15 @@ class Bm25Search:
             self._all = out, np.flatnonzero(out)
         return self._all
 
+    def matched(self) -> np.ndarray:
+        """The documents holding a query term (ascending): every one with a BM25 above 0.
+
+        Few postings are merged; many are summed into `all`, which finds them.
+        """
+        if self._all is None and sum(len(docs) for _, docs, _ in self.terms) * 16 < self.size:
+            return maxscore.union([docs for _, docs, _ in self.terms])
+        return self.all()[1]
+
     def of(self, docs: np.ndarray) -> np.ndarray:
         """The BM25 of ``docs`` (ascending, unique), with the same bits as `all` gives."""
         if self._all is not None:
@@ -113,7 +122,7 @@ class Bm25Search:
         postings = [docs for _, docs, _ in self.terms]
 
         def everything() -> Level:
-            docs, values = value_of(self.all()[1])
+            docs, values = value_of(self.matched())
             return docs, values, 0.0
 
         return maxscore.levels(postings, self.bounds, value_of, everything, factor)

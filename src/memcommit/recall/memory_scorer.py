@@ -185,7 +185,7 @@ class _Shape:
 
     def everything(self) -> np.ndarray:
         """Every document with a relevance: BM25 matches and neighbours of the best (ascending)."""
-        hits = self.search.all()[1]
+        hits = self.search.matched()
         return maxscore.union([hits, self.lent]) if len(self.lent) else hits
 
     def levels(self) -> list[Callable[[], Level]]:

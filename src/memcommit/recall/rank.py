@@ -101,8 +101,7 @@ class CosineSearch:
     def _everything(self) -> Level:
         if self._all is None and sum(len(docs) for _, docs, _ in self.terms) * 16 < self.size:
             docs = maxscore.union([docs for _, docs, _ in self.terms])  # few: no array of all
-            values = self.of(docs)
-            return docs[values > 0.0], values[values > 0.0], 0.0
+            return docs, self.of(docs), 0.0
         values = self.all()
         return self._hits, values[self._hits], 0.0
 
