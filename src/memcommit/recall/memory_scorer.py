@@ -18,10 +18,11 @@ without a model. Each step is one named weight (0 turns it off):
    question and its reply), or one turn further (after an interjection). A
    memory gains ``neighbours`` times the best BM25 of the memories right
    before and after it in the same session, plus half the best of those two
-   turns away.
-4. **Session context** (``session``). A memory gains ``session`` times the
-   share of the query's weight that its whole session matches, so a turn in
-   the session that discusses the topic beats a stray match elsewhere.
+   turns away, counting the query's `_TOP` best matches.
+4. **Session context** (``session``). A memory gains ``session`` times its
+   session's share of the best matches' BM25 (against the best session's),
+   so a turn in the session that discusses the topic beats a stray match
+   elsewhere.
 5. **Speaker** (``speaker``). A question that names a person is mostly
    answered by what that person said: memories said by a speaker the query
    names are multiplied by ``1 + speaker`` (`memcommit.recall.speakers`).
@@ -29,6 +30,10 @@ without a model. Each step is one named weight (0 turns it off):
    "last week", "two days ago" resolved at ``now``), memories created in it
    are multiplied by ``1 + dates``, and once more on a named day
    (`memcommit.recall.when`).
+
+Expansion starts from the `_TOP` best matches only, so a common word costs no
+more in a long session than in a short one; the best matches and the final top
+are found without summing every posting (`memcommit.recall.maxscore`).
 
 Relevance is scaled to [0, 1] by the best candidate, then blended with recency
 like the seed: ``(1 - w)·relevance + w·2^(-age/half_life)``. A memory that
