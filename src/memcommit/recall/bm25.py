@@ -53,6 +53,7 @@ class Bm25Search:
         self._lengths, self._average = lengths, max(average, 1e-9)
         self.terms: list[tuple[float, np.ndarray, np.ndarray]] = []  # sorted by term text
         self.bounds: list[float] = []
+        self._finders: list[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
         n_docs = index.n_docs
         for term in sorted(terms) if n_docs else ():
             if stems:
@@ -65,10 +66,14 @@ class Bm25Search:
             df = len(docs)
             factor = terms[term] * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             self.terms.append((factor, docs, tf))
+            self._finders.append(
+                maxscore.finder(index.memo, ("stem counts", tids), docs, tf, self.size)
+            )
             self.bounds.append(
                 factor * index.memo(("bm25 bound", tids, k1, b), self._bound(docs, tf))
             )
         self._all: tuple[np.ndarray, np.ndarray] | None = None
+        self._looked_up = maxscore.Memo(self.size, self._lookup)
 
     def _norm(self, docs: np.ndarray) -> np.ndarray:
         norm: np.ndarray = self.k1 * (1.0 - self.b + self.b * self._lengths[docs] / self._average)
@@ -105,11 +110,13 @@ class Bm25Search:
         if self._all is not None:
             found: np.ndarray = self._all[0][docs]
             return found
+        return self._looked_up(docs)
+
+    def _lookup(self, docs: np.ndarray) -> np.ndarray:
         out = np.zeros(len(docs), dtype=np.float64)
-        for factor, term_docs, tf in self.terms:
-            at = np.minimum(np.searchsorted(term_docs, docs), len(term_docs) - 1)
-            present = term_docs[at] == docs
-            out[present] += self._part(factor, tf[at[present]], docs[present])
+        for (factor, _, _), find in zip(self.terms, self._finders, strict=True):
+            present, tf = find(docs)
+            out[present] += self._part(factor, tf, docs[present])
         return out
 
     def levels(

@@ -14,7 +14,7 @@ always exact; it only stops early when it may.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -93,3 +93,66 @@ def best(found: Sequence[Callable[[], Level]], count: int) -> tuple[np.ndarray, 
         kth = np.partition(values, len(docs) - count)[len(docs) - count]
         return docs[values >= kth], values[values >= kth]
     return docs, values
+
+
+class Memo:
+    """Values of documents, each computed at most once: a wider level reuses a narrower one's."""
+
+    def __init__(self, size: int, compute: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.size, self.compute = size, compute
+        self._known = np.zeros(0, dtype=bool)
+        self._values = np.zeros(0)
+
+    def __call__(self, docs: np.ndarray) -> np.ndarray:
+        """The values of ``docs`` (ascending, unique)."""
+        if not len(self._known):  # allocated on first use: zeroed pages cost nothing until read
+            self._known = np.zeros(self.size, dtype=bool)
+            self._values = np.zeros(self.size)
+        fresh = docs[~self._known[docs]]
+        if len(fresh):
+            self._values[fresh] = self.compute(fresh)
+            self._known[fresh] = True
+        found: np.ndarray = self._values[docs]
+        return found
+
+
+#: A term in more than one document in this many is looked up in a dense array, not bisected.
+DENSE = 8
+
+
+def finder(
+    memo: Callable[[Hashable, Callable[[], np.ndarray]], np.ndarray],
+    key: Hashable,
+    docs: np.ndarray,
+    counts: np.ndarray,
+    size: int,
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Looks documents up in one term's postings (``docs`` ascending, ``counts`` > 0).
+
+    Returns, for sorted candidates, where the term is present and its counts
+    there. A common term's counts are spread over an array of every document
+    (kept by ``memo`` until the index changes), a rare one's bisected.
+    """
+    if len(docs) * DENSE > size:
+        dtype = np.uint16 if counts.dtype == np.uint16 else np.float32  # counts are integers
+
+        def spread() -> np.ndarray:
+            dense = np.zeros(size, dtype=dtype)
+            dense[docs] = counts
+            return dense
+
+        dense = memo(key, spread)
+
+        def spread_find(wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            found = dense[wanted]
+            present = found > 0
+            return present, found[present].astype(counts.dtype)
+
+        return spread_find
+
+    def bisect_find(wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        at = np.minimum(np.searchsorted(docs, wanted), len(docs) - 1)
+        present = docs[at] == wanted
+        return present, counts[at[present]]
+
+    return bisect_find

@@ -253,7 +253,7 @@ class MemoryScorer:
         # ── quality hooks: factors from recall/speakers.py and recall/when.py ──
         shape.named = named_speakers(words(query.text), index.speakers) if self.speaker else []
         shape.asked = asked_times(query.text, query.now) if self.dates else AskedTimes()
-        if not search.terms:
+        if not search.terms or not index.sessions.values:  # no sessions: nothing to expand
             return shape
         top, top_base = maxscore.best(search.levels(lambda d: (d, search.of(d))), _TOP)
         sessions = index.session.data

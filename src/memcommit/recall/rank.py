@@ -46,6 +46,7 @@ class CosineSearch:
         squares = 0.0
         self.terms: list[tuple[float, np.ndarray, np.ndarray]] = []  # sorted by term text
         bounds: list[float] = []
+        self._finders: list[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
         for term in sorted(terms):
             tid = index.vocabulary.get(term)
             term_idf = idf(n_docs, index.doc_frequency(tid))
@@ -56,12 +57,16 @@ class CosineSearch:
             docs, tfs = index.postings(tid)
             if len(docs):
                 self.terms.append((query_weight * term_idf, docs, tfs))
+                self._finders.append(
+                    maxscore.finder(index.memo, ("counts", tid), docs, tfs, self.size)
+                )
                 bounds.append(query_weight * term_idf * index.term_bound(tid))
         self.length = math.sqrt(squares)
         self.bounds = [bound / self.length for bound in bounds] if self.length else bounds
         self.norms = index.norm_reader()
         self._all: np.ndarray | None = None
         self._hits = np.zeros(0, dtype=np.int64)  # where `all` is not 0
+        self._looked_up = maxscore.Memo(self.size, self._lookup)
 
     def all(self) -> np.ndarray:
         """The cosine of every document of the index state (0 where no term is shared)."""
@@ -80,11 +85,13 @@ class CosineSearch:
         if self._all is not None:
             found: np.ndarray = self._all[docs]
             return found
+        return self._looked_up(docs)
+
+    def _lookup(self, docs: np.ndarray) -> np.ndarray:
         dot = np.zeros(len(docs), dtype=np.float64)
-        for weight, term_docs, tfs in self.terms:
-            at = np.minimum(np.searchsorted(term_docs, docs), len(term_docs) - 1)
-            present = term_docs[at] == docs
-            dot[present] += weight * tf_weights(tfs[at[present]])
+        for (weight, _, _), find in zip(self.terms, self._finders, strict=True):
+            present, tfs = find(docs)
+            dot[present] += weight * tf_weights(tfs)
         hits = np.flatnonzero(dot)
         if len(hits):
             dot[hits] /= self.length * self.norms(docs[hits])
