@@ -150,6 +150,9 @@ class _Shape:
         self.touched = np.zeros(1, dtype=bool)  # by session code: has one of the best matches
         self.named: list[int] = []
         self.asked = AskedTimes()
+        self._relevance = maxscore.Memo(
+            search.size, lambda docs: self.finish(docs, search.of(docs))
+        )
 
     def finish(self, docs: np.ndarray, base: np.ndarray) -> np.ndarray:
         """The relevance of ``docs`` (ascending) given their BM25."""
@@ -185,7 +188,7 @@ class _Shape:
     def _candidates(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``docs`` and the documents next to a best match, with their relevance (> 0 only)."""
         docs = maxscore.union([docs, self.lent]) if len(self.lent) else docs
-        score = self.finish(docs, self.search.of(docs))
+        score = self._relevance(docs)
         return docs[score > 0.0], score[score > 0.0]
 
     def everything(self) -> np.ndarray:
