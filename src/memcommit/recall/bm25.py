@@ -73,7 +73,7 @@ class Bm25Search:
                 factor * index.memo(("bm25 bound", tids, k1, b), self._bound(docs, tf))
             )
         self._all: tuple[np.ndarray, np.ndarray] | None = None
-        self._looked_up = maxscore.Memo(self.size, self._lookup)
+        self._looked_up = maxscore.Memo(self._lookup)
 
     def _norm(self, docs: np.ndarray) -> np.ndarray:
         norm: np.ndarray = self.k1 * (1.0 - self.b + self.b * self._lengths[docs] / self._average)

@@ -96,24 +96,39 @@ def best(found: Sequence[Callable[[], Level]], count: int) -> tuple[np.ndarray, 
 
 
 class Memo:
-    """Values of documents, each computed at most once: a wider level reuses a narrower one's."""
+    """Values of documents, each computed at most once: a wider level reuses a narrower one's.
 
-    def __init__(self, size: int, compute: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.size, self.compute = size, compute
-        self._known = np.zeros(0, dtype=bool)
+    Kept as sorted arrays of the documents seen, not arrays over the tenant: a
+    query at a million memories reads a few thousand.
+    """
+
+    def __init__(self, compute: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.compute = compute
+        self._docs = np.zeros(0, dtype=np.int64)
         self._values = np.zeros(0)
 
     def __call__(self, docs: np.ndarray) -> np.ndarray:
         """The values of ``docs`` (ascending, unique)."""
-        if not len(self._known):  # allocated on first use: zeroed pages cost nothing until read
-            self._known = np.zeros(self.size, dtype=bool)
-            self._values = np.zeros(self.size)
-        fresh = docs[~self._known[docs]]
-        if len(fresh):
-            self._values[fresh] = self.compute(fresh)
-            self._known[fresh] = True
-        found: np.ndarray = self._values[docs]
-        return found
+        known, known_values = self._docs, self._values
+        values = np.empty(len(docs))
+        if len(known):
+            at = np.minimum(np.searchsorted(known, docs), len(known) - 1)
+            seen = known[at] == docs
+            values[seen] = known_values[at[seen]]
+        else:
+            seen = np.zeros(len(docs), dtype=bool)
+        fresh = ~seen
+        if fresh.any():
+            values[fresh] = self.compute(docs[fresh])
+        if int(seen.sum()) == len(known):  # nested levels: docs holds everything seen
+            self._docs, self._values = docs, values
+        else:
+            merged = union([known, docs])
+            self._values = np.empty(len(merged))
+            self._values[np.searchsorted(merged, known)] = known_values
+            self._values[np.searchsorted(merged, docs)] = values
+            self._docs = merged
+        return values
 
 
 #: A term in more than one document in this many is looked up in a dense array, not bisected.

@@ -150,9 +150,7 @@ class _Shape:
         self.touched = np.zeros(1, dtype=bool)  # by session code: has one of the best matches
         self.named: list[int] = []
         self.asked = AskedTimes()
-        self._relevance = maxscore.Memo(
-            search.size, lambda docs: self.finish(docs, search.of(docs))
-        )
+        self._relevance = maxscore.Memo(lambda docs: self.finish(docs, search.of(docs)))
 
     def finish(self, docs: np.ndarray, base: np.ndarray) -> np.ndarray:
         """The relevance of ``docs`` (ascending) given their BM25."""

@@ -66,7 +66,7 @@ class CosineSearch:
         self.norms = index.norm_reader()
         self._all: np.ndarray | None = None
         self._hits = np.zeros(0, dtype=np.int64)  # where `all` is not 0
-        self._looked_up = maxscore.Memo(self.size, self._lookup)
+        self._looked_up = maxscore.Memo(self._lookup)
 
     def all(self) -> np.ndarray:
         """The cosine of every document of the index state (0 where no term is shared)."""

@@ -55,8 +55,9 @@ class Ranking:
         self.snap, self.passes = snap, passes
         self._levels = list(levels)
         self._scale: Scale | None = None
-        self._checked = np.zeros(snap.size, dtype=bool)  # filtered already (by document)
-        self._passed = np.zeros(snap.size, dtype=bool)
+        self.docs = np.zeros(0, dtype=np.int64)
+        self._checked = np.zeros(0, dtype=bool)  # filtered already (by position in docs)
+        self._passed = np.zeros(0, dtype=bool)
         self._depth = -1
         self._lock = threading.RLock()  # an explanation may be read from several threads
         self._widen()
@@ -65,7 +66,14 @@ class Ranking:
         self._depth += 1
         docs, values, ceiling = self._levels[self._depth]()
         kept = self.snap.alive[docs] & ~self.snap.always[docs]
-        self.docs, self.raw, self.ceiling = docs[kept], values[kept], ceiling
+        docs = docs[kept]
+        checked, passed = np.zeros(len(docs), dtype=bool), np.zeros(len(docs), dtype=bool)
+        if len(self.docs) and len(docs):  # what the narrower level filtered carries over
+            at = np.minimum(np.searchsorted(docs, self.docs), len(docs) - 1)
+            same = docs[at] == self.docs
+            checked[at[same]], passed[at[same]] = self._checked[same], self._passed[same]
+        self.docs, self.raw, self.ceiling = docs, values[kept], ceiling
+        self._checked, self._passed = checked, passed
         self._rescale()
 
     def _rescale(self) -> None:
@@ -86,12 +94,11 @@ class Ranking:
 
     def _filter(self, positions: np.ndarray) -> np.ndarray:
         """Which of ``positions`` pass the filters (each document filtered once)."""
-        docs = self.docs[positions]
-        fresh = docs[~self._checked[docs]]
+        fresh = positions[~self._checked[positions]]
         if len(fresh):
-            self._passed[fresh] = self.passes(fresh)
+            self._passed[fresh] = self.passes(self.docs[fresh])
             self._checked[fresh] = True
-        passed: np.ndarray = self._passed[docs]
+        passed: np.ndarray = self._passed[positions]
         return passed
 
     def _best_positions(self, count: int) -> np.ndarray:
