@@ -5,7 +5,8 @@ vocabulary of 50,000 pseudo-words plus common English function words), stored
 through the public API in bulk commits of 10,000 (a SQLite file). Queries are
 2-5 words drawn from the corpus' own word distribution, function words
 included, so common terms are as frequent in queries as in the texts. The
-long-session variant stores the same texts in sessions of 1,000 memories.
+session variants store the same texts in sessions (of 1,000 memories, and of 10,
+by default): a long session must cost no more than a short one.
 
 Every latency is measured in a FRESH process (a child of this script):
 
@@ -355,7 +356,9 @@ def cli_wall(store: Path, query: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=100_000)
-    parser.add_argument("--sessions", type=int, default=1_000, help="session size (0: skip)")
+    parser.add_argument(
+        "--sessions", default="1000,10", help="session sizes, comma-separated (0: none)"
+    )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--processes", type=int, default=5, help="fresh processes for cold")
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "memcommit-bench"))
@@ -377,10 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     plain = cache / "store.db"
     build_store(plain, texts, 0)
     variants = [("no sessions", plain)]
-    if args.sessions:
-        sessions = cache / f"sessions-{args.sessions}.db"
-        build_store(sessions, texts, args.sessions)
-        variants.append((f"sessions of {args.sessions:,}", sessions))
+    for size in [int(size) for size in args.sessions.split(",") if int(size)]:
+        sessions = cache / f"sessions-{size}.db"
+        build_store(sessions, texts, size)
+        variants.append((f"sessions of {size:,}", sessions))
     if "tantivy" not in skip:
         build_tantivy(cache / "tantivy", texts)
     if "fts5" not in skip:
@@ -403,6 +406,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'fresh process, max 10 results':<40}{'cold ms':>9}{'p50 ms':>9}{'p95 ms':>9}")
     for name, r in rows:
         print(f"{name:<40}{r['cold_ms']:>9.1f}{r['p50_ms']:>9.2f}{r['p95_ms']:>9.2f}")
+    peers = dict(rows)
+    if "tantivy top-10" in peers:
+        tantivy = peers["tantivy top-10"]["p50_ms"]
+        print("\nwarm p50 against tantivy's top-10 (same queries, same run):")
+        for name, r in rows:
+            if name.startswith("memcommit"):
+                print(f"  {name:<38}{r['p50_ms'] / tantivy:>6.2f}x")
+    plain_memory = peers["memcommit memory, no sessions"]["p50_ms"]
+    for name, r in rows:
+        if name.startswith("memcommit memory, sessions"):
+            print(f"{name}: {r['p50_ms'] / plain_memory:.2f}x its no-session p50")
     ours = rows[0][1]
     snapshot = sum(p.stat().st_size for p in Path(str(plain) + ".recall").glob("*.idx"))
     stored, indexed = json.loads((cache / "store.db.done").read_text())

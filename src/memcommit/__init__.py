@@ -19,15 +19,20 @@ recall, tiers and compaction, and numpy with them, load when one of their names
 is first used (PEP 562 ``__getattr__``).
 """
 
+from __future__ import annotations
+
 import importlib
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcommit import errors
 from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
+
+if TYPE_CHECKING:
+    from memcommit.recall import Context
 
 __version__ = "0.1.0"
 
@@ -108,12 +113,14 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def _recall(view: Any, query: str, **kw: Any) -> Any:
+def _recall(view: ViewLike, query: str, **kw: Any) -> Context:
     """``store.recall(...)``: loads the recall layer on the first call."""
-    return __getattr__("recall")(view, query, **kw)
+    from memcommit.recall import recall
+
+    return recall(view, query, **kw)
 
 
-def _erase_purged(store: Any, commit: Any) -> None:
+def _erase_purged(store: Store, commit: Commit) -> None:
     """After a purge, recall's snapshots on disk forget it too (loading the recall layer then)."""
     from memcommit.recall.sources import erase_purged
 
@@ -123,7 +130,7 @@ def _erase_purged(store: Any, commit: Any) -> None:
 # ``store.recall(...)`` and ``view.recall(...)``: the store sits below recall and never imports
 # it, so the one call that goes up is connected here, where both layers are known.
 StoreApi.connect_recall(_recall)
-StoreApi.connect_purge(_erase_purged)
+Store.connect_purge(_erase_purged)
 
 __all__ = [
     "ARC",

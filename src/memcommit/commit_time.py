@@ -16,15 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
-from typing import Any
 
 from memcommit.errors import InvalidInput
+from memcommit.model import Commit
+from memcommit.store import Transaction, ViewLike
 
 
 @contextmanager
 def commit_at_or_after(
-    store: Any, *, message: str, author: str, now: datetime | None
-) -> Iterator[Any]:
+    store: ViewLike, *, message: str, author: str, now: datetime | None
+) -> Iterator[Transaction]:
     """``store.commit(...)`` at ``now``, or at the store's clock if a later commit landed first.
 
     ``now`` must already be checked (a timezone-aware datetime, or None): the
@@ -38,3 +39,9 @@ def commit_at_or_after(
                 raise
             tx = stack.enter_context(store.commit(message=message, author=author, now=None))
         yield tx
+
+
+def landed(tx: Transaction) -> Commit:
+    """The commit ``tx`` landed, read once its block has ended without an error."""
+    assert tx.result is not None, "the commit's block has not ended"
+    return tx.result

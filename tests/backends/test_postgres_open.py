@@ -123,3 +123,18 @@ def test_password_never_shows_in_errors_or_repr():
     with pytest.raises(Unavailable) as err:
         memcommit.open("postgresql://nobody:hunter2@127.0.0.1:1/none")
     assert "hunter2" not in str(err.value)
+
+
+def test_a_read_only_open_refuses_a_schema_it_would_have_to_write(pg_url, admin):
+    url = pg_url()
+    with pytest.raises(InvalidInput, match="not a memcommit store"):
+        memcommit.open(url, read_only=True)
+    memcommit.open(url).close()
+    last = migrations("postgres")[-1][0]
+    admin.execute(f'DELETE FROM "{schema_of(url)}".schema_migrations WHERE version = %s', (last,))
+    admin.execute(f'DROP INDEX "{schema_of(url)}".traces_order')
+    with pytest.raises(InvalidInput, match=rf"needs migrations \[{last}\]"):
+        memcommit.open(url, read_only=True)
+    memcommit.open(url).close()  # a read-write open applies it again
+    with memcommit.open(url, read_only=True) as reader:
+        assert reader.backend.applied_migrations()[-1] == last and reader.check().ok

@@ -37,6 +37,6 @@ def test_the_readme_cli_lines_run(tmp_path, monkeypatch):
         assert result.exit_code == 0, f"{line}\n{result.output}"
         if words[1] == "add":
             short = "…" + result.stdout.split()[1][-7:]
-        if words[1] == "find":
-            assert short in result.stdout
+        if words[1] == "find":  # the table's short id may be longer: it holds a letter
+            assert short.removeprefix("…") in result.stdout
     assert (tmp_path / "memcommit.db").exists()

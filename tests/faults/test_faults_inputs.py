@@ -2,7 +2,7 @@
 
 A naive datetime is refused with the same InvalidInput by the store, recall,
 the tiers and compaction; one string where a list is expected is a list of one
-everywhere; filter reasons are an enum whose names are the reasons rows show.
+everywhere. (The exclusion reasons, one enum: tests/recall/test_recall_reasons.py.)
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import pytest
 
 from memcommit import Compactor, TieredMemory
 from memcommit.errors import InvalidInput
-from memcommit.recall.filters import FILTER_REASONS, FilterReason
 
 NAIVE = datetime(2026, 11, 1, 12, 0)
 
@@ -68,9 +67,3 @@ def test_a_bad_list_is_refused_the_same_way_everywhere(agent, bad):
             call()
         refusals.append((caught.value.field, caught.value.reason))
     assert refusals[0] == refusals[1]
-
-
-def test_filter_reasons_are_an_enum_in_filter_order():
-    assert [reason.value for reason in FilterReason] == list(range(1, len(FilterReason) + 1))
-    assert tuple(reason.name.lower() for reason in FilterReason) == FILTER_REASONS
-    assert FILTER_REASONS[FilterReason.TOO_OLD - 1] == "too_old"

@@ -13,7 +13,7 @@ import poolsplit
 from memcommit.errors import InvalidInput, ScorerError
 from memcommit.recall import Context, Hybrid, Tokens, Words, recall
 from memcommit.recall.sources import store_index
-from memcommit.store.tenant import backing_store
+from memcommit.store.store import backing_store
 
 
 def test_store_recall_delegates(bank, now):

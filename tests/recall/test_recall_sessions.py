@@ -1,7 +1,9 @@
 """The default scorer's session and neighbour expansion, against a plain reference.
 
-The scorer follows cached session links and sums only the matches; the
-reference sorts every member of every touched session, as the definition reads.
+The scorer follows cached session links from its best matches only; the
+reference sorts every member of every touched session, as the definition reads:
+a turn gains from the best matches next to it, and a session's total is the
+BM25 of its best matches.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ def reference(index: TenantIndex, query: Query, scorer: MemoryScorer) -> np.ndar
         return score
     top = sorted(hits.tolist(), key=lambda d: -base[d])[:_TOP]
     cut = base[top[-1]]
-    top = [d for d in hits.tolist() if base[d] >= cut]
-    codes = {int(index.session.data[d]) for d in top} - {-1}
+    best_matches = {d for d in hits.tolist() if base[d] >= cut}
+    codes = {int(index.session.data[d]) for d in best_matches} - {-1}
     alive = index.alive.view()
     members: dict[int, list[int]] = {}
     for doc in range(index.alive.size):
@@ -41,12 +43,13 @@ def reference(index: TenantIndex, query: Query, scorer: MemoryScorer) -> np.ndar
     totals = {}
     for code, docs in members.items():
         docs.sort(key=lambda d: (index.created.data[d], index.commit.data[d], index.ids[d]))
-        totals[code] = sum(base[d] for d in docs)
+        totals[code] = sum(base[d] for d in docs if d in best_matches)
         for position, doc in enumerate(docs):
 
             def at(offset: int, position: int = position, docs: list[int] = docs) -> float:
                 place = position + offset
-                return base[docs[place]] if 0 <= place < len(docs) else 0.0
+                inside = 0 <= place < len(docs) and docs[place] in best_matches
+                return base[docs[place]] if inside else 0.0
 
             near = max(at(-1), at(1)) + max(at(-2), at(2)) / 2.0
             score[doc] += scorer.neighbours * near
@@ -93,3 +96,26 @@ def test_links_give_the_reference_expansion(specs, words, updated):
     query = Query(" ".join(words), Counter(words), NOW, 0.0, timedelta(hours=1), index)
     scorer = MemoryScorer()
     assert np.allclose(scorer.relevance(query), reference(index, query, scorer), rtol=1e-12)
+
+
+def test_only_the_best_matches_lend_to_their_neighbours_and_sessions():
+    """Past `_TOP` matches, weaker ones neither lend to neighbours nor count in a session."""
+    rng = np.random.default_rng(5)
+    index = TenantIndex("t")
+    size = 3 * _TOP
+    index.put_many(
+        Memory(
+            id=f"m{i:04d}",
+            content=" ".join(rng.choice(WORDS, size=int(rng.integers(1, 6)))),
+            tenant="t",
+            session=f"s{i % 7}" if i % 5 else None,
+            created_at=NOW - timedelta(minutes=i),
+            created_commit=1 + i,
+        )
+        for i in range(size)
+    )
+    for words in (["alpha"], ["cache", "pool"], ["beta", "gamma", "deploy"]):
+        query = Query(" ".join(words), Counter(words), NOW, 0.0, timedelta(hours=1), index)
+        scorer = MemoryScorer()
+        assert np.count_nonzero(bm25(index, dict(query.terms), scorer.k1, scorer.b)) > _TOP
+        assert np.allclose(scorer.relevance(query), reference(index, query, scorer), rtol=1e-12)

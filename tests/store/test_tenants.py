@@ -127,7 +127,7 @@ def test_no_tenant_reads_or_overwrites_another_tenants_state(make_store, pairs):
 
 def test_a_view_exposes_no_public_way_to_the_whole_store(store):
     from memcommit.store import Store
-    from memcommit.store.tenant import backing_store
+    from memcommit.store.store import backing_store
 
     with store.commit() as tx:
         tx.add("theirs", tenant="b")

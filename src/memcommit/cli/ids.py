@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from memcommit.cli.moments import parse_as_of
 from memcommit.errors import InvalidInput, NotFound
+from memcommit.store import CommitRef, ViewLike
 
 MIN_ID = 7
 ELLIPSIS = "…"
@@ -72,7 +72,7 @@ def _one(field: str, text: str, what: str, candidates: Iterable[str]) -> str:
     return matches[0]
 
 
-def resolve_memory(view: Any, text: str, *, field: str = "id") -> str:
+def resolve_memory(view: ViewLike, text: str, *, field: str = "id") -> str:
     """A memory id from a full id or a short one ("…4be01f3", "4be01f3" or a prefix).
 
     A full id is returned as it is (the library says if it does not exist); a
@@ -96,7 +96,7 @@ def is_short_id(text: str, *, numbers_are_seqs: bool = True) -> bool:
     return bool(_HEX.fullmatch(part)) and MIN_ID <= len(part) < 32 and not number
 
 
-def resolve_as_of(view: Any, text: str | None, *, field: str = "as-of") -> Any:
+def resolve_as_of(view: ViewLike, text: str | None, *, field: str = "as-of") -> CommitRef | None:
     """``--as-of`` and commit arguments: a seq, a full or short commit id, or a time.
 
     A number that is also the end of a commit id is that commit when it is no
@@ -110,7 +110,7 @@ def resolve_as_of(view: Any, text: str | None, *, field: str = "as-of") -> Any:
     return _one(field, text, "commits", (c.id for c in view.log()))
 
 
-def _seq_or_commit(view: Any, text: str, field: str) -> Any:
+def _seq_or_commit(view: ViewLike, text: str, field: str) -> int | str:
     number = text.strip()
     ends = [c.id for c in view.log() if c.id.endswith(number)]
     if not ends:

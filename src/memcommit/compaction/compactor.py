@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from memcommit import inputs
-from memcommit.commit_time import commit_at_or_after
+from memcommit.commit_time import commit_at_or_after, landed
 from memcommit.compaction import gcpause
 from memcommit.compaction.fold import fold
 from memcommit.compaction.outline import outline, task_text
@@ -98,7 +98,7 @@ class _Plan:
         return {self.trace.root.id, *(s.id for s in self.trace.steps)}
 
 
-class _Held(Mapping):
+class _Held(Mapping[Partition, int]):
     """Records held outside the archive per (tenant, scope), counted on first use only."""
 
     def __init__(self, count: Callable[[], dict[Partition, int]]) -> None:
@@ -281,7 +281,7 @@ class Compactor:
                 moved += steps
                 if progress is not None:
                     progress(done + i, total)
-        return tx.result, summaries, moved
+        return landed(tx), summaries, moved
 
     def compact(
         self,
@@ -359,11 +359,11 @@ class Compactor:
 
     def _groups(
         self, by: str, task: str | None, key: str | None, tenant: str | None
-    ) -> dict[tuple, list[Memory]]:
+    ) -> dict[tuple[str, str, str], list[Memory]]:
         """Live summaries grouped by tenant, scope and task text (or key), oldest first."""
         found = self.store.find(kinds=["summary"], tenant=tenant, key=key, live=True)
         wanted = " ".join(task.split()) if task is not None else None
-        groups: dict[tuple, list[Memory]] = {}
+        groups: dict[tuple[str, str, str], list[Memory]] = {}
         for memory in found:
             label = memory.key if by == "key" else memory.metadata.get("task")
             if not isinstance(label, str) or (wanted is not None and label != wanted):
@@ -376,7 +376,7 @@ class Compactor:
     def _merged_fields(self, members: list[Memory], task: str, data: Any) -> dict[str, Any]:
         """Fields of the summary that replaces ``members``: what they share, and provenance."""
 
-        def shared(values: set) -> Any:
+        def shared(values: set[Any]) -> Any:
             return values.pop() if len(values) == 1 else None
 
         trace_ids: list[str] = []
@@ -445,4 +445,4 @@ class Compactor:
                     tx.supersede(member.id, merged.id)
                     superseded.append(member.id)
                 made.append(merged)
-        return MergeResult(tuple(made), tuple(superseded), tuple(errors), tx.result)
+        return MergeResult(tuple(made), tuple(superseded), tuple(errors), landed(tx))

@@ -45,7 +45,7 @@ class Policy(Protocol):
 def _oldest_first(traces: Sequence[Trace]) -> list[Trace]:
     """Done traces ordered by when they ended (then started, then id), oldest first."""
 
-    def order(t: Trace) -> tuple:
+    def order(t: Trace) -> tuple[int, datetime, str] | tuple[int, str]:
         ended = t.ended_at or t.started_at
         return (0, ended, t.id) if ended is not None else (1, t.id)
 
@@ -165,11 +165,13 @@ class UnderPressure:
     ) -> list[Trace]:
         """The oldest eligible traces of each over-full partition (or of the store)."""
         eligible = _oldest_first(self.among.select(traces, now, held))
+        left: dict[Partition | str, int]
+        where: dict[str, Partition | str]
         if self.per == "store":
             left = {"store": sum(held.values())}
             where = {t.id: "store" for t in eligible}
         else:
-            left = dict(held)
+            left = dict(held.items())
             where = {t.id: (t.tenant, t.scope) for t in eligible}
         chosen = []
         for trace in eligible:

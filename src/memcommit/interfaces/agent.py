@@ -10,6 +10,7 @@ tenant. Every read and write goes through ``store.tenant(name)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import fields
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import KINDS, Commit, Memory
-from memcommit.store import StoreLike
+from memcommit.store import StoreLike, Transaction
 from memcommit.tiers.memory import TieredMemory
 
 Kind = Literal[KINDS]  # type: ignore[valid-type]
@@ -100,11 +101,11 @@ class AgentMemory:
         #: The tenant's working memory; it maintains itself after each commit.
         self.tiers = TieredMemory(self.view)
 
-    def _commit(self, message: str) -> Any:
+    def _commit(self, message: str) -> AbstractContextManager[Transaction]:
         return self.view.commit(message=message, author=self.author)
 
     def _write(
-        self, message: str, request_id: str | None, work: Callable[[Any], dict[str, Any]]
+        self, message: str, request_id: str | None, work: Callable[[Transaction], dict[str, Any]]
     ) -> dict[str, Any]:
         """``work(tx)`` in one commit; its answer gets the commit's seq.
 
@@ -152,7 +153,7 @@ class AgentMemory:
         new memory's id and the commit that stored it.
         """
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             memory = tx.add(
                 content,
                 kind=kind,
@@ -268,7 +269,7 @@ class AgentMemory:
         main"). Corrections bypass budgets, so keep them short and few.
         """
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             memory = tx.add(
                 content,
                 kind="correction",
@@ -311,7 +312,7 @@ class AgentMemory:
                 "confirm", confirm, "purge erases the content for good; repeat the id to confirm"
             )
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             if mode == "purge":
                 tx.purge(id)
             else:
@@ -334,7 +335,7 @@ class AgentMemory:
         that matter (what you tried, what failed, what worked).
         """
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             trace_id = tx.begin_trace(
                 task, tenant=self.tenant, scope=scope, session=session, metadata=metadata
             )
@@ -355,7 +356,7 @@ class AgentMemory:
     ) -> dict[str, Any]:
         """Record one step of an open task, in order."""
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             memory = tx.step(
                 trace_id,
                 content,
@@ -378,7 +379,7 @@ class AgentMemory:
         """End a task as finished or failed; it becomes eligible for compaction."""
         trace = self.view.trace(trace_id)
 
-        def work(tx: Any) -> dict[str, Any]:
+        def work(tx: Transaction) -> dict[str, Any]:
             tx.finish(trace_id, status=status)
             return {"trace_id": trace_id, "status": status, "steps": len(trace.steps)}
 

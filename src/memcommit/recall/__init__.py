@@ -11,15 +11,16 @@ Modules, in pipeline order: text (terms) and stem, tfidf (the formulas), index
 columns; persist, sections and blobs keep it on disk and read it in place),
 sources (store or list), filters, rank (cosines) and scorers, budget, pack
 (poolsplit), context, and explain (the rows, counted at once and built a page
-at a time).
+at a time); reasons lists every reason a row can give for leaving a memory out.
 """
 
 from memcommit.recall.budget import Pool, TiktokenCounter, Tokens, Words, count_words
 from memcommit.recall.components import Components
-from memcommit.recall.context import REASONS, STAGES, Context
+from memcommit.recall.context import STAGES, Context
 from memcommit.recall.explain import Explanation, ExplanationCounts
 from memcommit.recall.pipeline import recall
 from memcommit.recall.rank import Query
+from memcommit.recall.reasons import REASONS, Reason
 from memcommit.recall.row import Row
 from memcommit.recall.scorers import (
     BatchScorer,
@@ -43,6 +44,7 @@ __all__ = [
     "Pool",
     "PoolsplitScore",
     "Query",
+    "Reason",
     "Row",
     "Scorer",
     "Tfidf",

@@ -14,23 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import poolsplit
 from memcommit.model import Memory
-from memcommit.recall.explain import CLAIMED_BY_POOL, NO_LEXICAL_MATCH, Explanation
-from memcommit.recall.filters import FILTER_REASONS
+from memcommit.recall.explain import Explanation
 from memcommit.recall.row import Row
 
 STAGES = ("stored", "filters", "ranking", "packing")
-
-#: Why a memory is not in the context, in pipeline order: the filters' reasons, then
-#: ranking's and packing's (``other_tenant`` is never shown to a tenant).
-REASONS = (
-    *FILTER_REASONS,
-    NO_LEXICAL_MATCH,
-    poolsplit.OVER_BUDGET,
-    poolsplit.OVER_RECORD_LIMIT,
-    CLAIMED_BY_POOL,
-)
 
 
 @dataclass

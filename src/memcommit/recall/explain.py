@@ -28,20 +28,23 @@ import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
 from memcommit.recall.components import Components
-from memcommit.recall.filters import FILTER_REASONS, PASSED, Scope, apply
+from memcommit.recall.filters import PASSED, Scope, apply
 from memcommit.recall.index import Snapshot
 from memcommit.recall.pack import Packed, Packer, taken
+from memcommit.recall.reasons import FILTERS, Reason
 from memcommit.recall.row import Row
 
 #: Which rows a page lists.
 PAGES = ("all", "selected", "excluded")
 
-NO_LEXICAL_MATCH = "no_lexical_match"  # passed the filters; the scorer gave it no score
-CLAIMED_BY_POOL = "claimed_by_pool"  # an earlier pool had already selected it
+# The reasons rows carry, as plain strings (module globals: read once per row built).
+_FILTERED = tuple(reason.value for reason in FILTERS)  # by filter code - 1
+_NO_LEXICAL_MATCH = Reason.NO_LEXICAL_MATCH.value
+_CLAIMED_BY_POOL = Reason.CLAIMED_BY_POOL.value
 
-# What happened to each document, beyond the filter reasons (codes 1..len(FILTER_REASONS)).
+# What happened to each document, beyond the filter reasons (codes 1..len(FILTERS)).
 _HIDDEN = -1  # not a current memory of the tenant: no row
-_NO_MATCH = len(FILTER_REASONS) + 1  # passed the filters, but the scorer gave it no score
+_NO_MATCH = len(FILTERS) + 1  # passed the filters, but the scorer gave it no score
 _DECIDED = _NO_MATCH + 1  # poolsplit decided it (selected or not)
 _UNSEEN = _DECIDED + 1  # ranked below everything poolsplit saw: Packed.unseen_outcome
 
@@ -84,17 +87,17 @@ class Explanation:
         snap: Snapshot,
         scope: Scope,
         now_us: int,
-        cosines: np.ndarray,
+        cosines: Callable[[], np.ndarray],
         scores: Callable[[], np.ndarray],
         pools: Sequence[poolsplit.Pool],
         packed: Packed,
-        components: Components,
+        components: Callable[[], Components],
         packer: Packer,
         load: Callable[[Sequence[str]], list[Memory]],
     ) -> None:
         self.snap, self.scope, self.now_us = snap, scope, now_us
-        self.cosines, self.components = cosines, components
-        self._score_all = scores
+        self._components = components
+        self._cosine_all, self._score_all = cosines, scores
         self.pools, self.packed, self.packer, self.load = list(pools), packed, packer, load
         self.selected = [doc for docs in packed.pools.values() for doc in docs]
         self._lock = threading.Lock()
@@ -102,6 +105,16 @@ class Explanation:
         self._decided: dict[int, _Decided] = {}
         self._unseen: dict[int, tuple[tuple[str, str], ...]] = {}  # kind code -> trail
         self._rest: np.ndarray | None = None
+
+    @functools.cached_property
+    def components(self) -> Components:
+        """The parts of every score, computed when a row first needs them."""
+        return self._components()
+
+    @functools.cached_property
+    def cosines(self) -> np.ndarray:
+        """Every document's TF-IDF cosine, computed when a row first needs one."""
+        return self._cosine_all()
 
     @functools.cached_property
     def scores(self) -> np.ndarray:
@@ -139,7 +152,7 @@ class Explanation:
                 names = [pool.name for pool in self.pools]
                 later = self.pools[names.index(found.decision.pool) + 1 :]
                 found.trail.extend(
-                    (pool.name, CLAIMED_BY_POOL)
+                    (pool.name, _CLAIMED_BY_POOL)
                     for pool in later
                     if pool.types is None or kind in pool.types
                 )
@@ -164,9 +177,9 @@ class Explanation:
                 reasons[reason] = reasons.get(reason, 0) + n
 
         tally = np.bincount(codes[codes != _HIDDEN], minlength=_UNSEEN + 1)
-        for position, reason in enumerate(FILTER_REASONS, start=1):
-            add(reason, int(tally[position]))
-        add(NO_LEXICAL_MATCH, int(tally[_NO_MATCH]))
+        for code, reason in enumerate(_FILTERED, start=1):
+            add(reason, int(tally[code]))
+        add(_NO_LEXICAL_MATCH, int(tally[_NO_MATCH]))
         for found in self._decided.values():
             if not taken(found.decision):
                 add(found.decision.outcome, 1)
@@ -250,11 +263,11 @@ class Explanation:
 
     def _row(self, doc: int, code: int, memory: Memory, cost: int | None) -> Row:
         if code < _NO_MATCH:
-            reason = FILTER_REASONS[code - 1]
+            reason = _FILTERED[code - 1]
             return Row(memory, "filters", None, None, "excluded", reason, None, None)
         cosine = float(self.cosines[doc])
         if code == _NO_MATCH:
-            return Row(memory, "ranking", cosine, None, "excluded", NO_LEXICAL_MATCH, None, None)
+            return Row(memory, "ranking", cosine, None, "excluded", _NO_LEXICAL_MATCH, None, None)
         raw = self.scores[doc]
         score = None if math.isnan(raw) else float(raw)
         parts = self.components.of(doc) if score is not None else None

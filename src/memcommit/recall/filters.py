@@ -6,7 +6,8 @@ always-scope, the kinds some pool draws from), scope, previous session,
 maximum age (inclusive), older version of a key, validity, tier. "Latest per
 key" is decided over all of the tenant's memories before any filter runs, so a
 newer record excludes an older one even when another filter later excludes the
-newer one too: a stale fact is never resurrected.
+newer one too: a stale fact is never resurrected. Each filter's reason, and
+its code, is a `memcommit.recall.reasons.Reason`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from enum import IntEnum
 
 import numpy as np
 
@@ -22,23 +22,9 @@ from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, STORES, TIERS
 from memcommit.recall.columns import NO_START, Codes
 from memcommit.recall.index import Snapshot
+from memcommit.recall.reasons import Reason
 
-
-class FilterReason(IntEnum):
-    """Why a filter left a memory out, in the order filters apply; the value is its code."""
-
-    STORE_TYPE = 1
-    OTHER_SCOPE = 2
-    PREVIOUS_SESSION = 3
-    TOO_OLD = 4
-    OLDER_KEY_VERSION = 5
-    NO_LONGER_HOLDS = 6
-    ARCHIVED = 7
-    OTHER_TIER = 8
-
-
-#: The reasons as rows show them (code i + 1 is FILTER_REASONS[i]).
-FILTER_REASONS = tuple(reason.name.lower() for reason in FilterReason)
+#: The code of a document that passed every filter.
 PASSED = 0
 
 _ALL = "all"
@@ -150,12 +136,12 @@ def _codes(table: Codes, values: Iterable[str]) -> np.ndarray:
 
 
 def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
-    """The first filter each of ``docs`` fails (index into FILTER_REASONS + 1; 0 = passed)."""
+    """The code of the first filter each of ``docs`` fails (`Reason.code`; PASSED: none)."""
     reasons = np.zeros(len(docs), dtype=np.int8)
-    R = FilterReason
+    R = Reason
 
-    def fail(code: FilterReason, failed: np.ndarray) -> None:
-        reasons[(reasons == PASSED) & failed] = code
+    def fail(reason: Reason, failed: np.ndarray) -> None:
+        reasons[(reasons == PASSED) & failed] = reason.code
 
     if scope.kinds is not None:
         fail(R.STORE_TYPE, ~np.isin(snap.kind[docs], _codes(snap.kinds, scope.kinds)))
@@ -184,3 +170,43 @@ def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.nda
         fail(R.ARCHIVED, kept & is_archive)
         fail(R.OTHER_TIER, kept & ~is_archive)
     return reasons
+
+
+def _member(column: np.ndarray, table: Codes, names: Iterable[str]) -> np.ndarray:
+    """Where ``column`` (codes of ``table``, -1: none) holds one of ``names``: a table lookup."""
+    wanted = np.zeros(len(table.values) + 1, dtype=bool)  # -1 reads the last slot: False
+    wanted[_codes(table, names)] = True
+    found: np.ndarray = wanted[column]
+    return found
+
+
+def passes(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
+    """True where a document of ``docs`` passes every filter: ``apply(...) == PASSED``, faster.
+
+    Ranking asks only this of the few documents it reads; the reasons are
+    worked out by `apply` when an explanation is read.
+    """
+    ok = np.ones(len(docs), dtype=bool)
+    if not len(docs):
+        return ok
+    if scope.kinds is not None:
+        ok &= _member(snap.kind[docs], snap.kinds, scope.kinds)
+    if scope.pool_kinds is not None:
+        ok &= _member(snap.kind[docs], snap.kinds, scope.pool_kinds) | snap.always[docs]
+    if scope.scopes is not None:
+        ok &= _member(snap.scope[docs], snap.scopes, scope.scopes)
+    if not scope.include_previous_sessions:
+        current = snap.sessions.get(scope.session)
+        ok &= snap.session[docs] == (-2 if current is None else current)
+    if scope.max_age is not None:
+        created = snap.created[docs]
+        ages = now_us - np.where(created == NO_START, now_us, created)
+        ok &= ages <= scope.max_age // timedelta(microseconds=1)
+    if scope.latest_per_key:
+        ok &= snap.latest[docs]
+    if scope.live:
+        ok &= snap.status_ok[docs] & (snap.valid_from[docs] <= now_us)
+        ok &= now_us < snap.valid_to[docs]
+    if scope.tiers is not None:
+        ok &= _member(snap.tier[docs], snap.tiers, scope.tiers)
+    return ok

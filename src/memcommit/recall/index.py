@@ -34,8 +34,9 @@ import itertools
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -50,6 +51,8 @@ from memcommit.recall.tfidf import idfs, tf_weights
 from memcommit.recall.vocabulary import Vocabulary
 
 _TF_MAX = np.iinfo(np.uint16).max
+_MEMO = 4096  # results kept by TenantIndex.memo
+_T = TypeVar("_T")
 _BATCH = 4096  # memories indexed together: columns grow once per batch
 _COLUMNS = [
     "alive",
@@ -167,6 +170,7 @@ class TenantIndex:
         self._norms_complete = False
         self._idf = np.zeros(0)
         self._lengths: tuple[int, np.ndarray, float] | None = None
+        self._memo: tuple[int, dict[Hashable, Any]] = (-1, {})
         self._links: tuple[int, Section, Section] | None = None
         self._snapshot: Snapshot | None = None
 
@@ -581,33 +585,68 @@ class TenantIndex:
 
     def _spans(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each document's terms start in the forward arrays, and how many it has."""
-        starts = self.fwd_start.data[docs]
-        following = docs + 1
-        ends = np.full(len(docs), self.fwd_terms.size, dtype=np.int64)
-        inside = following < self.fwd_start.size
-        ends[inside] = self.fwd_start.data[following[inside]]
-        return starts, ends - starts
+        return _spans(self.fwd_start.view(), self.fwd_terms.size, docs)
 
     def _norm_sums(self, docs: np.ndarray) -> np.ndarray:
-        """sqrt(sum of squared tf-idf weights) of ``docs``, each summed over its sorted terms.
+        return _norm_sums(
+            self.fwd_start.view(), self.fwd_terms.view(), self.fwd_tf.view(), self._idf, docs
+        )
 
-        The terms of ``docs`` are gathered into one contiguous array and summed
-        per document, so a norm has the same bits whichever documents it is
-        computed with.
+    def norm_reader(self) -> Callable[[np.ndarray], np.ndarray]:
+        """|d| of documents under the statistics as they are now, even once they change.
+
+        While the index is unchanged this is `norms` (sharing its cache); after a
+        change, norms are summed from the forward arrays and idfs as they were.
         """
-        starts, lengths = self._spans(docs)
-        firsts = np.cumsum(lengths) - lengths
-        total = int(lengths.sum())
-        out = np.zeros(len(docs), dtype=np.float64)
-        if not total:
-            return out
-        entries = np.arange(total, dtype=np.int64) + np.repeat(starts - firsts, lengths)
-        weights = tf_weights(self.fwd_tf.data[entries])
-        weights *= self._idf[self.fwd_terms.data[entries]]
-        weights *= weights
-        nonempty = lengths > 0
-        out[nonempty] = np.add.reduceat(weights, firsts[nonempty])
-        return np.sqrt(out)
+        with self.lock:
+            self.norms(np.zeros(0, dtype=np.int64))  # the current generation's idfs and cache
+            generation, idf, known = self.generation, self._idf, self._norms
+            # as they are now, unchecked while still in a snapshot (read only after a change)
+            fwd = [self.fwd_start.view_or_section(), self.fwd_terms.view_or_section()]
+            fwd.append(self.fwd_tf.view_or_section())
+
+        def read(docs: np.ndarray) -> np.ndarray:
+            with self.lock:
+                if self.generation == generation:
+                    return self.norms(docs)
+            found: np.ndarray = known[docs].copy()
+            missing = np.isnan(found)
+            starts, terms, tfs = (a.whole() if isinstance(a, Section) else a for a in fwd)
+            found[missing] = _norm_sums(starts, terms, tfs, idf, docs[missing])
+            return found
+
+        return read
+
+    def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()``, kept until the index changes (the newest `_MEMO` results).
+
+        For what queries derive from the postings and statistics alone: term
+        bounds, merged postings of a stem's variants.
+        """
+        with self.lock:
+            if self._memo[0] != self.generation:
+                self._memo = (self.generation, {})
+            cache = self._memo[1]
+            if key in cache:
+                found: _T = cache[key]
+                return found
+            if len(cache) >= _MEMO:
+                del cache[next(iter(cache))]  # the oldest goes
+            value = cache[key] = compute()
+            return value
+
+    def term_bound(self, tid: int) -> float:
+        """The highest ``tf weight / |d|`` among the term's current documents (0.0: none).
+
+        A query term's weight times this bounds what the term adds to any
+        cosine (`memcommit.recall.maxscore`).
+        """
+
+        def compute() -> float:
+            docs, tfs = self.postings(tid)
+            return float((tf_weights(tfs) / self.norms(docs)).max()) if len(docs) else 0.0
+
+        return self.memo(("cosine bound", tid), compute)
 
     def lengths(self) -> tuple[np.ndarray, float]:
         """Terms per document, and their mean over current documents (cached per change)."""
@@ -659,6 +698,40 @@ class TenantIndex:
             d.buffer_info()[1] * 4 + t.buffer_info()[1] * 2 for d, t in self.delta.values()
         )
         return int(total + self.df.buffer_info()[1] * 4)
+
+
+def _spans(starts: np.ndarray, total: int, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``docs``' terms start in forward arrays of ``total`` entries, and how many."""
+    following = docs + 1
+    ends = np.full(len(docs), total, dtype=np.int64)
+    inside = following < len(starts)
+    ends[inside] = starts[following[inside]]
+    first = starts[docs]
+    return first, ends - first
+
+
+def _norm_sums(
+    starts: np.ndarray, terms: np.ndarray, tfs: np.ndarray, idf: np.ndarray, docs: np.ndarray
+) -> np.ndarray:
+    """sqrt(sum of squared tf-idf weights) of ``docs``, each summed over its sorted terms.
+
+    The terms of ``docs`` are gathered into one contiguous array and summed
+    per document, so a norm has the same bits whichever documents it is
+    computed with.
+    """
+    first, lengths = _spans(starts, len(terms), docs)
+    firsts = np.cumsum(lengths) - lengths
+    total = int(lengths.sum())
+    out = np.zeros(len(docs), dtype=np.float64)
+    if not total:
+        return out
+    entries = np.arange(total, dtype=np.int64) + np.repeat(first - firsts, lengths)
+    weights = tf_weights(tfs[entries])
+    weights *= idf[terms[entries]]
+    weights *= weights
+    nonempty = lengths > 0
+    out[nonempty] = np.add.reduceat(weights, firsts[nonempty])
+    return np.sqrt(out)
 
 
 class Snapshot:

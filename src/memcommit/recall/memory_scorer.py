@@ -18,10 +18,11 @@ without a model. Each step is one named weight (0 turns it off):
    question and its reply), or one turn further (after an interjection). A
    memory gains ``neighbours`` times the best BM25 of the memories right
    before and after it in the same session, plus half the best of those two
-   turns away.
-4. **Session context** (``session``). A memory gains ``session`` times the
-   share of the query's weight that its whole session matches, so a turn in
-   the session that discusses the topic beats a stray match elsewhere.
+   turns away, counting the query's `_TOP` best matches.
+4. **Session context** (``session``). A memory gains ``session`` times its
+   session's share of the best matches' BM25 (against the best session's),
+   so a turn in the session that discusses the topic beats a stray match
+   elsewhere.
 5. **Speaker** (``speaker``). A question that names a person is mostly
    answered by what that person said: memories said by a speaker the query
    names are multiplied by ``1 + speaker`` (`memcommit.recall.speakers`).
@@ -29,6 +30,10 @@ without a model. Each step is one named weight (0 turns it off):
    "last week", "two days ago" resolved at ``now``), memories created in it
    are multiplied by ``1 + dates``, and once more on a named day
    (`memcommit.recall.when`).
+
+Expansion starts from the `_TOP` best matches only, so a common word costs no
+more in a long session than in a short one; the best matches and the final top
+are found without summing every posting (`memcommit.recall.maxscore`).
 
 Relevance is scaled to [0, 1] by the best candidate, then blended with recency
 like the seed: ``(1 - w)·relevance + w·2^(-age/half_life)``. A memory that
@@ -48,19 +53,23 @@ or lowered it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
+from memcommit.recall import maxscore
+from memcommit.recall.bm25 import Bm25Search
 from memcommit.recall.components import Components
 from memcommit.recall.index import TenantIndex
-from memcommit.recall.rank import Query
+from memcommit.recall.maxscore import Level
+from memcommit.recall.rank import CosineSearch, Query
 from memcommit.recall.scorers import Presorted
 from memcommit.recall.speakers import named_speakers, speaker_factor
 from memcommit.recall.spelling import normalized
 from memcommit.recall.text import words
 from memcommit.recall.when import AskedTimes, asked_times, date_factor
 
-_TOP = 200  # memories whose neighbours and sessions are looked at
+_TOP = 400  # the best matches whose neighbours and sessions are looked at
 
 
 def bm25(
@@ -70,68 +79,136 @@ def bm25(
 
     ``stems=False`` counts the exact term only (the ablation of stemming).
     """
-    out = np.zeros(index.alive.size, dtype=np.float64)
-    n_docs = index.n_docs
-    if not n_docs:
-        return out
-    lengths, average = index.lengths()
-    norm = k1 * (1.0 - b + b * lengths / max(average, 1e-9))
-    for term in sorted(terms):
-        if stems:
-            tids = sorted(index.vocabulary.variants(term))
-        else:
-            tids = [tid] if (tid := index.vocabulary.get(term)) is not None else []
-        parts = [index.postings(tid) for tid in tids]
-        parts = [p for p in parts if len(p[0])]
-        if not parts:
-            continue
-        unique: np.ndarray
-        tf: np.ndarray
-        if len(parts) == 1:  # one stored variant: postings are already one per document
-            unique, tf = parts[0][0], parts[0][1].astype(np.float64)
-        else:
-            docs = np.concatenate([p[0] for p in parts])
-            tfs = np.concatenate([p[1] for p in parts]).astype(np.float64)
-            unique, inverse = np.unique(docs, return_inverse=True)
-            tf = np.bincount(inverse, weights=tfs)
-        df = len(unique)
-        weight = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-        out[unique] += terms[term] * weight * tf * (k1 + 1.0) / (tf + norm[unique])
-    return out
+    return Bm25Search(index, terms, k1, b, stems=stems).all()[0]
 
 
 def _session_totals(sessions: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Sum of ``values`` per session code, each summed in ascending order of value.
+    """Sum of ``values`` (>= 0) per session code, with the same bits in any order.
 
-    The order of a sum is fixed by the values alone, so a total has the same
-    bits however the index numbered its documents.
+    Each value is rounded to a multiple of one power of two, chosen so that
+    every partial sum is an integer below 2**53: a float holds each exactly,
+    so no order of addition changes a total, and a total has the same bits
+    however the index numbered its documents (the rounding is far below
+    any difference a ranking can see).
     """
-    order = np.lexsort((values, sessions))
-    sessions, values = sessions[order], values[order]
-    totals = np.zeros(int(sessions.max()) + 1 if len(sessions) else 0)
-    if len(sessions):
-        firsts = np.flatnonzero(np.concatenate(([True], np.diff(sessions) != 0)))
-        totals[sessions[firsts]] = np.add.reduceat(values, firsts)
+    if not len(values):
+        return np.zeros(0)
+    peak = float(values.max()) * len(values)
+    if peak <= 0.0:
+        return np.zeros(int(sessions.max()) + 1)
+    step = 2.0 ** (math.frexp(peak)[1] - 52)
+    totals: np.ndarray = np.bincount(sessions, weights=np.round(values / step)) * step
     return totals
 
 
-def _nearby(index: TenantIndex, inside: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """What the turns around each turn matched: the best adjacent, plus half the best two away.
+def _nearby(
+    index: TenantIndex, inside: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The turns around ``inside`` (ascending) and what each gains from them.
 
-    Follows the index's session links from the matches only, so a long session
-    costs no more than a short one beyond its matches.
+    A turn gains the best ``values`` of the turns right before and after it,
+    plus half the best of those two turns away. Follows the index's session
+    links from ``inside`` only, so a long session costs no more than a short
+    one. A link is one-to-one (each turn has one turn before and one after),
+    so no target repeats within one link.
     """
-    near, far = np.zeros(len(base)), np.zeros(len(base))
-    values = base[inside]
+    near, far = np.zeros(index.alive.size), np.zeros(index.alive.size)
+    reached_docs = []
     for link in index.session_links():
         once = link[inside]
         found = once >= 0
-        np.maximum.at(near, once[found], values[found])
-        twice = link[once[found]]
+        targets, reached = once[found], values[found]
+        near[targets] = np.maximum(near[targets], reached)
+        twice = link[targets]
         reach = twice >= 0
-        np.maximum.at(far, twice[reach], values[found][reach])
-    result: np.ndarray = near + far / 2.0
-    return result
+        farther = twice[reach]
+        far[farther] = np.maximum(far[farther], reached[reach])
+        reached_docs += [targets, farther]
+    docs = (
+        maxscore.union([np.sort(found) for found in reached_docs])
+        if reached_docs
+        else np.zeros(0, np.int64)
+    )
+    gains: np.ndarray = near[docs] + far[docs] / 2.0
+    return docs, gains
+
+
+class _Shape:
+    """One query's turn from BM25 to relevance: neighbours, sessions, speakers, dates.
+
+    Filled from the query's best matches (`_TOP` of them); `finish` applies it
+    to any documents with the same arithmetic, so a document's relevance has
+    the same bits whether it was scored alone or with every other.
+    """
+
+    def __init__(self, scorer: MemoryScorer, index: TenantIndex, search: Bm25Search) -> None:
+        self.scorer, self.index, self.search = scorer, index, search
+        self.lent = np.zeros(0, dtype=np.int64)  # documents next to a best match (ascending)
+        self.gains = np.zeros(0)  # what each of them gains from its neighbours
+        self.totals = np.zeros(0)  # per session code: the BM25 of its best matches
+        self.best_session = 0.0
+        self.touched = np.zeros(1, dtype=bool)  # by session code: has one of the best matches
+        self.named: list[int] = []
+        self.asked = AskedTimes()
+        self._relevance = maxscore.Memo(lambda docs: self.finish(docs, search.of(docs)))
+
+    def finish(self, docs: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """The relevance of ``docs`` (ascending) given their BM25."""
+        return self.finish_parts(docs, base, parts=False)[0]
+
+    def finish_parts(
+        self, docs: np.ndarray, base: np.ndarray, *, parts: bool = True
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """`finish`, and the parts of each relevance (``docs`` must all have one)."""
+        scorer, index = self.scorer, self.index
+        score = base.copy()
+        if len(self.lent):
+            at = np.minimum(np.searchsorted(self.lent, docs), len(self.lent) - 1)
+            gains = self.lent[at] == docs
+            score[gains] = base[gains] + scorer.neighbours * self.gains[at[gains]]
+        matched = score.copy()  # BM25 plus neighbours, before the factors
+        if scorer.session and self.best_session > 0:
+            sessions = index.session.data[docs]
+            scored = self.touched[sessions]
+            share = self.totals[sessions[scored]] / self.best_session
+            score[scored] *= 1.0 + scorer.session * share
+        found: dict[str, np.ndarray] = {}
+        if parts:
+            found = {"bm25": base, "neighbours": matched - base, "session": score / matched}
+        speaker = speaker_factor(index.speaker.data, docs, self.named, scorer.speaker)
+        dates = date_factor(index.created.data, docs, self.asked, scorer.dates)
+        if parts:
+            found.update(speaker=speaker, dates=dates)
+        if self.named or self.asked:
+            score *= speaker * dates
+        return score, found
+
+    def _candidates(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``docs`` and the documents next to a best match, with their relevance (> 0 only)."""
+        docs = maxscore.union([docs, self.lent]) if len(self.lent) else docs
+        score = self._relevance(docs)
+        return docs[score > 0.0], score[score > 0.0]
+
+    def everything(self) -> np.ndarray:
+        """Every document with a relevance: BM25 matches and neighbours of the best (ascending)."""
+        hits = self.search.matched()
+        return maxscore.union([hits, self.lent]) if len(self.lent) else hits
+
+    def levels(self) -> list[Callable[[], Level]]:
+        """Candidates by level of the BM25 search; a ceiling covers every factor after the sum."""
+        scorer = self.scorer
+        factor = max(1.0, 1.0 + scorer.session) if self.best_session > 0 else 1.0
+        if self.named:
+            factor *= max(1.0, 1.0 + scorer.speaker)
+        if self.asked:
+            factor *= max(1.0, 1.0 + scorer.dates) ** 2
+
+        def everything() -> tuple[np.ndarray, np.ndarray]:
+            return self._candidates(self.everything())
+
+        found = self.search.levels(self._candidates, factor)
+        found[-1] = lambda: (*everything(), 0.0)
+        return found
 
 
 class MemoryScorer:
@@ -161,43 +238,61 @@ class MemoryScorer:
 
     def relevance_parts(self, query: Query) -> tuple[np.ndarray, Components]:
         """Unscaled relevance of every document, and the parts of each nonzero one."""
+        shape = self._shape(query)
+        docs = shape.everything()
+        score, parts = shape.finish_parts(docs, shape.search.of(docs))
+        out = np.zeros(query.index.alive.size)
+        out[docs] = score
+        return out, Components(docs, parts)
+
+    def _shape(self, query: Query) -> _Shape:
+        """What turns a document's BM25 into its relevance to ``query``."""
         index = query.index
         terms = dict(normalized(index, query.terms) if self.spelling else query.terms)  # hook
-        base = bm25(index, terms, self.k1, self.b, stems=self.stems)
-        if not base.any():
-            return base, Components()
-        score = base.copy()
-        hits = np.flatnonzero(base)
-        top = hits
-        if len(top) > _TOP:  # the best _TOP, and every memory tied with the last of them
-            top = top[base[top] >= np.partition(base[top], len(top) - _TOP)[len(top) - _TOP]]
-        sessions = index.session.data
-        codes = np.unique(sessions[top])
-        codes = codes[codes >= 0]
-        inside = hits[np.isin(sessions[hits], codes)]  # matches in the touched sessions
-        if self.neighbours and len(inside):
-            score += self.neighbours * _nearby(index, inside, base)
-        hit = np.flatnonzero(score)
-        matched = score[hit]  # BM25 plus neighbours, before the factors
-        if len(inside):
-            totals = _session_totals(sessions[inside], base[inside])
-            best_session = float(totals[codes].max())
-            if self.session and best_session > 0:
-                scored = hit[np.isin(sessions[hit], codes)]
-                score[scored] *= 1.0 + self.session * totals[sessions[scored]] / best_session
-        parts = {
-            "bm25": base[hit],
-            "neighbours": matched - base[hit],
-            "session": score[hit] / matched,
-        }
+        search = Bm25Search(index, terms, self.k1, self.b, stems=self.stems)
+        shape = _Shape(self, index, search)
         # ── quality hooks: factors from recall/speakers.py and recall/when.py ──
-        named = named_speakers(words(query.text), index.speakers) if self.speaker else []
-        parts["speaker"] = speaker_factor(index.speaker.data, hit, named, self.speaker)
-        asked = asked_times(query.text, query.now) if self.dates else AskedTimes()
-        parts["dates"] = date_factor(index.created.data, hit, asked, self.dates)
-        if named or asked:
-            score[hit] *= parts["speaker"] * parts["dates"]
-        return score, Components(hit, parts)
+        shape.named = named_speakers(words(query.text), index.speakers) if self.speaker else []
+        shape.asked = asked_times(query.text, query.now) if self.dates else AskedTimes()
+        if not search.terms or not index.sessions.values:  # no sessions: nothing to expand
+            return shape
+        top, top_base = maxscore.best(search.levels(lambda d: (d, search.of(d))), _TOP)
+        sessions = index.session.data
+        inside = top[sessions[top] >= 0]  # the best matches that have a session
+        if not len(inside):
+            return shape
+        values = top_base[sessions[top] >= 0]
+        if self.neighbours:
+            shape.lent, shape.gains = _nearby(index, inside, values)
+        codes = np.unique(sessions[inside])
+        totals = _session_totals(sessions[inside], values)
+        shape.best_session = float(totals[codes].max())
+        shape.totals = np.zeros(len(index.sessions.values) + 1)  # -1 reads the last slot
+        shape.totals[: len(totals)] = totals
+        shape.touched = np.zeros(len(shape.totals), dtype=bool)
+        shape.touched[codes] = True
+        return shape
+
+    def presort(self, query: Query, search: CosineSearch) -> Presorted:
+        """Relevance of the best matches first (`memcommit.recall.maxscore`), scaled by the best."""
+        shape = self._shape(query)
+
+        def scale(values: np.ndarray, best: float) -> np.ndarray:
+            scaled: np.ndarray = values / best
+            return scaled
+
+        def scaled_parts(best: float) -> Components:
+            if best <= 0.0:
+                return Components()
+            docs = shape.everything()
+            score, parts = shape.finish_parts(docs, shape.search.of(docs))
+            parts["relevance"] = score / best
+            return Components(docs, parts)
+
+        def relevance_of(docs: np.ndarray) -> np.ndarray:
+            return shape.finish(docs, shape.search.of(docs))
+
+        return Presorted(shape.levels(), relevance_of, scale, scaled_parts)
 
     def score_parts(
         self, query: Query, docs: np.ndarray, cosines: np.ndarray
@@ -218,22 +313,6 @@ class MemoryScorer:
             mine_recency = recency[np.searchsorted(parts.docs, docs[matched])]
             blended[matched] = (1.0 - w) * blended[matched] + w * mine_recency
         return blended, parts
-
-    def presort(self, query: Query, cosines: np.ndarray) -> Presorted:
-        """Relevance, scaled by the best passing one once the filters found it."""
-        relevance, parts = self.relevance_parts(query)
-
-        def scale(values: np.ndarray, best: float) -> np.ndarray:
-            scaled: np.ndarray = values / best
-            return scaled
-
-        def scaled_parts(best: float) -> Components:
-            if best <= 0.0:
-                return Components()
-            parts.values["relevance"] = relevance[parts.docs] / best
-            return parts
-
-        return Presorted(relevance, scale, scaled_parts)
 
     def score_docs(self, query: Query, docs: np.ndarray, cosines: np.ndarray) -> np.ndarray:
         """Relevance scaled to [0, 1] by the best candidate, blended with recency; NaN: no match."""

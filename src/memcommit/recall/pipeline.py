@@ -6,6 +6,7 @@ retrieval history.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -23,10 +24,10 @@ from memcommit.recall.columns import to_micros
 from memcommit.recall.components import Components
 from memcommit.recall.context import Context
 from memcommit.recall.explain import Explanation
-from memcommit.recall.filters import PASSED, Scope, apply
+from memcommit.recall.filters import Scope, passes
 from memcommit.recall.pack import Packed, Packer
-from memcommit.recall.rank import Query, cosines
-from memcommit.recall.ranking import Ranking
+from memcommit.recall.rank import CosineSearch, Query
+from memcommit.recall.ranking import Ranking, exhaustive
 from memcommit.recall.scorers import (
     BatchScorer,
     ExplainedScorer,
@@ -181,12 +182,12 @@ class _Run:
         index = source.index
         self.source, self.scope, self.query, self.pools = source, scope, query, pools
         self.now_us = to_micros(query.now, 0)
-        self.components = Components()  # the parts of each score, if the scorer gives them
+        self.components: Callable[[], Components] = Components  # the parts of each score, if given
         with index.lock:
             snap = self.snap = index.snapshot()
-            self.cos = cosines(index, query.terms)
+            self.search = CosineSearch(index, query.terms)
             if isinstance(scorer, PresortedScorer) and query.recency_weight == 0.0:
-                always = self._presorted(scorer.presort(query, self.cos))
+                always = self._presorted(scorer.presort(query, self.search))
             else:
                 always = self._scored(scorer)
         created, ids = snap.created, snap.ids
@@ -194,26 +195,21 @@ class _Run:
         self.packer = Packer(snap, unit, pools, query.now, source.load)
 
     def _passes(self, docs: np.ndarray) -> np.ndarray:
-        passed: np.ndarray = apply(self.snap, self.scope, self.now_us, docs) == PASSED
-        return passed
+        return passes(self.snap, self.scope, self.now_us, docs)
 
     def _presorted(self, presorted: Presorted) -> np.ndarray:
         """Rank the matches before filtering; filter only the best. Returns the always docs."""
-        snap, relevance = self.snap, presorted.relevance
-        always = snap.always_docs
+        always: np.ndarray = self.snap.always_docs
         always = always[self._passes(always)]
-        matched = np.flatnonzero(relevance > 0.0)
-        matched = matched[snap.alive[matched] & ~snap.always[matched]]
-        ranking = Ranking(snap, matched, relevance[matched], self._passes)
-        mine = relevance[always]
+        ranking = self.ranking = Ranking(self.snap, presorted.levels, self._passes)
+        mine = presorted.relevance(always)
         best = max(ranking.best(), float(mine.max()) if len(mine) else 0.0)
-        if best > 0.0:
-            self.ranking = ranking.rescored(presorted.scale(relevance[matched], best))
-            self.always_scores = np.where(mine > 0.0, presorted.scale(mine, best), np.nan)
-        else:  # nothing matched at all
-            self.ranking = Ranking(snap, matched[:0], relevance[:0], self._passes)
-            self.always_scores = np.full(len(always), np.nan)
-        self.components = presorted.parts(best)
+        scale = presorted.scale
+        if scale is not None and best > 0.0:
+            ranking.scaled(lambda values: scale(values, best))
+            mine = np.where(mine > 0.0, scale(mine, best), np.nan)
+        self.always_scores = np.where(mine > 0.0, mine, np.nan)
+        self.components = functools.partial(presorted.parts, best)
         self._always_docs = always
         return always
 
@@ -221,8 +217,9 @@ class _Run:
         """Filter every memory, then score every one that passed. Returns the always docs."""
         snap = self.snap
         alive = snap.alive
+        cos = self.search.all()
         if getattr(scorer, "lexical", False):  # only shared terms can score: skip the rest
-            docs = np.flatnonzero((self.cos > 0.0) | snap.always)
+            docs = np.flatnonzero((cos > 0.0) | snap.always)
             docs = docs[alive[docs]]
         else:
             docs = np.flatnonzero(alive)
@@ -232,19 +229,21 @@ class _Run:
             scores = self._score(scorer, candidates)
         always_flags = snap.always[candidates]
         ranked = ~always_flags & ~np.isnan(scores)
-        self.ranking = Ranking(
-            snap, candidates[ranked], scores[ranked], lambda d: np.ones(len(d), dtype=bool)
-        )
+        levels = exhaustive(candidates[ranked], scores[ranked])
+        self.ranking = Ranking(snap, levels, lambda d: np.ones(len(d), dtype=bool))
         self._always_docs = candidates[always_flags]
         self.always_scores = scores[always_flags]
         return self._always_docs
 
     def _score(self, scorer: Scorer | BatchScorer, docs: np.ndarray) -> np.ndarray:
         if isinstance(scorer, ExplainedScorer):
-            scores, self.components = scorer.score_parts(self.query, docs, self.cos[docs])
+            scores, parts = scorer.score_parts(self.query, docs, self.search.of(docs))
+            self.components = lambda: parts
             return np.asarray(scores, dtype=float)
         if isinstance(scorer, BatchScorer):
-            return np.asarray(scorer.score_docs(self.query, docs, self.cos[docs]), dtype=float)
+            return np.asarray(
+                scorer.score_docs(self.query, docs, self.search.of(docs)), dtype=float
+            )
         out = np.empty(len(docs))
         memories = self.source.load([self.snap.ids[doc] for doc in docs.tolist()])
         for position, memory in enumerate(memories):
@@ -282,7 +281,7 @@ class _Run:
             self.snap,
             self.scope,
             self.now_us,
-            self.cos,
+            self.search.all,
             self.scores,
             self.pools,
             packed,

@@ -30,7 +30,8 @@ import poolsplit
 from memcommit.model import Memory
 from memcommit.recall.columns import iso_micros, to_micros
 from memcommit.recall.components import Components
-from memcommit.recall.rank import Query
+from memcommit.recall.maxscore import Level
+from memcommit.recall.rank import CosineSearch, Query
 
 
 class Scorer(Protocol):
@@ -61,10 +62,6 @@ class BatchScorer(Protocol):
         """Scores of ``docs``, given their exact TF-IDF ``cosines``."""
 
 
-def _unscaled(relevance: np.ndarray, best: float) -> np.ndarray:
-    return relevance
-
-
 def _no_parts(best: float) -> Components:
     return Components()
 
@@ -73,14 +70,17 @@ def _no_parts(best: float) -> Components:
 class Presorted:
     """A ranking known before the filters run: relevance now, scores once the best is known.
 
-    ``relevance`` rates every document of the index (> 0: a match). A matched
+    ``levels`` give the matched documents (relevance > 0) a level at a time
+    (`memcommit.recall.ranking`); ``relevance`` rates any documents. A matched
     document that passes the filters scores ``scale(relevance, best)``, where
     ``best`` is the highest relevance of any passing document; ``scale`` must
-    keep the order. ``parts(best)`` gives every matched document's parts.
+    keep the order (None: the relevance is the score). ``parts(best)`` gives
+    every matched document's parts.
     """
 
-    relevance: np.ndarray
-    scale: Callable[[np.ndarray, float], np.ndarray] = _unscaled
+    levels: Sequence[Callable[[], Level]]
+    relevance: Callable[[np.ndarray], np.ndarray]
+    scale: Callable[[np.ndarray, float], np.ndarray] | None = None
     parts: Callable[[float], Components] = field(default=_no_parts)
 
 
@@ -88,14 +88,15 @@ class Presorted:
 class PresortedScorer(Protocol):
     """A batch scorer that can rank before filtering when no recency is blended in.
 
-    Recall then filters only the best matches, as deep as packing reads (see
-    `memcommit.recall.ranking`); its scores equal ``score_docs``'s exactly.
+    Recall then scores and filters only the best matches, as deep as packing
+    reads (see `memcommit.recall.ranking`); its scores equal ``score_docs``'s
+    exactly.
     """
 
     name: str
 
-    def presort(self, query: Query, cosines: np.ndarray) -> Presorted:
-        """Every document's relevance to ``query`` (``query.recency_weight`` is 0)."""
+    def presort(self, query: Query, search: CosineSearch) -> Presorted:
+        """The matches of ``query`` (whose ``recency_weight`` is 0), given its cosine search."""
 
 
 class Tfidf:
@@ -115,9 +116,9 @@ class Tfidf:
             out[hits] = (1.0 - w) * cosines[hits] + w * query.recencies(docs[hits])
         return out
 
-    def presort(self, query: Query, cosines: np.ndarray) -> Presorted:
-        """The cosine is the score (recency weight 0)."""
-        return Presorted(cosines)
+    def presort(self, query: Query, search: CosineSearch) -> Presorted:
+        """The cosine is the score (recency weight 0): a top-k search over the postings."""
+        return Presorted(search.levels(), search.of)
 
     def __call__(self, memory: Memory, query: Query) -> float | None:
         cos = query.cosine(memory)

@@ -26,16 +26,16 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
-from memcommit.errors import IndexDamaged, InvalidInput, NotFound
+from memcommit.errors import IndexDamaged, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit, Memory
 from memcommit.recall import persist
 from memcommit.recall.index import TenantIndex
 from memcommit.recall.persist import SnapshotRefused, Stamp
 from memcommit.recall.sections import Damage
 from memcommit.store.protocols import CommitRef, ViewLike
-from memcommit.store.tenant import backing_store
+from memcommit.store.store import Store, backing_store
 
 Loader = Callable[[Sequence[str]], list[Memory]]  # memories by id, in the order asked
 
@@ -85,7 +85,7 @@ class StoreIndex:
     snapshot was refused), which tests and tools can show.
     """
 
-    def __init__(self, store: ViewLike, *, progress: Progress | None = None) -> None:
+    def __init__(self, store: Store, *, progress: Progress | None = None) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
         self.tenants: dict[str, TenantIndex] = {}
         self.opened: dict[str, str] = {}
@@ -98,9 +98,12 @@ class StoreIndex:
         self.unsubscribe = store.on_commit(self._on_commit)
 
     @property
-    def store(self) -> Any:
-        """The store this index follows."""
-        return self._store()
+    def store(self) -> Store:
+        """The store this index follows (it holds the index: gone only with its store)."""
+        store = self._store()
+        if store is None:
+            raise StoreClosed("the store of this recall index was garbage-collected")
+        return store
 
     def source(self, tenant: str) -> Source:
         """The tenant's index (opened on first use) and a loader reading the store."""
@@ -297,7 +300,7 @@ class StoreIndex:
         ids = list(dict.fromkeys(ids))
         with self.lock:
             store = self.store
-            if not ids or not self.tenants or store is None:
+            if not ids or not self.tenants:
                 return
             found = {m.id: m for m in store.find(ids=ids, live=False)}  # trace ids: absent
             changed: dict[str, list[Memory]] = {}
@@ -329,12 +332,12 @@ def _put(index: TenantIndex, memories: list[Memory]) -> bool:
     return bool(purged)
 
 
-def erase_purged(store: Any, commit: Commit) -> None:
+def erase_purged(store: Store, commit: Commit) -> None:
     """After a commit that purged memories: no snapshot on disk keeps them.
 
     A tenant this process has indexed had its snapshot written again when the
     commit was applied; any other tenant's snapshot is deleted (rebuilt when
-    next used). Connected to the store by the package top (``connect_purge``).
+    next used). Connected to the store by the package top (``Store.connect_purge``).
     """
     directory = snapshot_dir(store)
     purged = [c.memory_id for c in commit.changes if c.op == "purge" and c.memory_id]
@@ -346,13 +349,13 @@ def erase_purged(store: Any, commit: Commit) -> None:
             (directory / snapshot_name(tenant)).unlink(missing_ok=True)
 
 
-def _commit_ids(store: Any, seqs: list[int]) -> list[str | None]:
+def _commit_ids(store: Store, seqs: list[int]) -> list[str | None]:
     """The ids of commits ``seqs`` (None where there is none), read without their changes."""
     found = {c.seq: c.id for c, _ in store.backend.commits(seqs=seqs, changes=False)}
     return [found.get(seq) for seq in seqs]
 
 
-def snapshot_dir(store: Any) -> Path | None:
+def snapshot_dir(store: Store) -> Path | None:
     """Where ``store``'s recall snapshots live, or None (an in-memory store keeps none).
 
     A SQLite store keeps them beside its file (``<file>.recall/``); any other
@@ -424,7 +427,7 @@ def store_loader(store: ViewLike, tenant: str) -> Loader:
     return load
 
 
-_live: weakref.WeakKeyDictionary[ViewLike, StoreIndex] = weakref.WeakKeyDictionary()
+_live: weakref.WeakKeyDictionary[Store, StoreIndex] = weakref.WeakKeyDictionary()
 _live_lock = threading.Lock()
 
 

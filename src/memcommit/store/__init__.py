@@ -1,14 +1,15 @@
 """The store: memories changed only by atomic commits, with history, traces and tenants.
 
 ``memcommit.open(target)`` picks a backend by the target's scheme (a SQLite
-path by default) and returns a `Store`. `StoreLike` and `ViewLike` are the
-shapes to annotate with in code that takes a store or a tenant view.
+path by default) and returns a `Store`. `StoreLike`, `ViewLike` and
+`TenantViewLike` are the shapes to annotate with in code that takes a store or
+a tenant view.
 """
 
 from memcommit.store.backends import register
 from memcommit.store.backends.base import Backend, Batch, MemoryQuery, TraceRow
 from memcommit.store.check import CheckReport
-from memcommit.store.protocols import CommitRef, StoreLike, ViewLike
+from memcommit.store.protocols import CommitRef, StoreLike, TenantViewLike, ViewLike
 from memcommit.store.store import Store, open
 from memcommit.store.tenant import TenantView
 from memcommit.store.transaction import Transaction
@@ -22,6 +23,7 @@ __all__ = [
     "Store",
     "StoreLike",
     "TenantView",
+    "TenantViewLike",
     "TraceRow",
     "Transaction",
     "ViewLike",

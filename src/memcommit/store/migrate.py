@@ -14,7 +14,8 @@ the two stores row for row and runs `check()` on the copy.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,8 +47,8 @@ class Mismatch(BackendError):
 
 
 def migrate(
-    source: Any,
-    target: Any,
+    source: str | os.PathLike[str],
+    target: str | os.PathLike[str],
     *,
     progress: Progress | None = None,
     source_options: dict[str, Any] | None = None,
@@ -96,7 +97,7 @@ def copy(src: Store, dst: Store, *, progress: Progress | None = None) -> Report:
     )
 
 
-def _chain(first: dict[str, Any], rest: Any) -> Any:
+def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     yield first
     yield from rest
 

@@ -433,17 +433,6 @@ class StoreApi:
         """Make ``view.recall(query, ...)`` call ``recaller(view, query, ...)``."""
         StoreApi._recaller = recaller
 
-    #: ``fn(store, commit)`` after each landed commit that purged a memory: derived data
-    #: kept outside the store (recall's index snapshots) erases it too. Connected by the
-    #: package top, like `connect_recall`.
-    _purge_hooks: ClassVar[list[Callable[[Any, Commit], Any]]] = []
-
-    @staticmethod
-    def connect_purge(fn: Callable[[Any, Commit], Any]) -> None:
-        """Call ``fn(store, commit)`` after every landed commit that purged memories."""
-        if fn not in StoreApi._purge_hooks:
-            StoreApi._purge_hooks.append(fn)
-
     def _visible(self, tenant: str) -> bool:
         return self._only is None or tenant == self._only
 

@@ -2,7 +2,8 @@
 
 `ViewLike` is what every layer above the store reads and writes through: a
 `Store` and a `TenantView` both satisfy it. `StoreLike` adds what only the
-whole store has (its tenants' views, the integrity check, closing). Annotate a
+whole store has (its tenants' views, the integrity check, closing);
+`TenantViewLike` adds the one tenant a view is restricted to. Annotate a
 parameter with these instead of the concrete classes, so a caller may pass a
 store, a view, or a stand-in of their own.
 """
@@ -102,10 +103,18 @@ class ViewLike(Protocol):
 
 
 @runtime_checkable
+class TenantViewLike(ViewLike, Protocol):
+    """A view restricted to one tenant, which it names."""
+
+    @property
+    def name(self) -> str: ...
+
+
+@runtime_checkable
 class StoreLike(ViewLike, Protocol):
     """A whole store: every tenant, with views restricted to one, a check and a close."""
 
-    def tenant(self, name: str) -> ViewLike: ...
+    def tenant(self, name: str) -> TenantViewLike: ...
 
     def check(self) -> CheckReport: ...
 

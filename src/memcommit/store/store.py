@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from memcommit.errors import InvalidInput
 from memcommit.model import Commit
@@ -14,7 +14,7 @@ from memcommit.store.backends.base import Backend
 from memcommit.store.check import CheckReport
 from memcommit.store.core import Core
 from memcommit.store.operations import StoreApi
-from memcommit.store.protocols import CommitRef
+from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.tenant import TenantView
 
 
@@ -61,10 +61,21 @@ class Store(StoreApi):
         self._only = None
         self._core.subscribe(self._after_purge, None)
 
+    #: ``fn(store, commit)`` after each landed commit that purged a memory: derived data
+    #: kept outside the store (recall's index snapshots) erases it too. Connected by the
+    #: package top, like `StoreApi.connect_recall`.
+    _purge_hooks: ClassVar[list[Callable[[Store, Commit], object]]] = []
+
+    @staticmethod
+    def connect_purge(fn: Callable[[Store, Commit], object]) -> None:
+        """Call ``fn(store, commit)`` after every landed commit that purged memories."""
+        if fn not in Store._purge_hooks:
+            Store._purge_hooks.append(fn)
+
     def _after_purge(self, commit: Commit) -> None:
-        """Tell the purge hooks (`StoreApi.connect_purge`) of a landed commit that purged."""
+        """Tell the purge hooks (`connect_purge`) of a landed commit that purged."""
         if any(change.op == "purge" for change in commit.changes):
-            for hook in StoreApi._purge_hooks:
+            for hook in Store._purge_hooks:
                 hook(self, commit)
 
     def __repr__(self) -> str:
@@ -142,3 +153,16 @@ class Store(StoreApi):
     def max_content_bytes(self) -> int:
         """The largest content a memory may hold, in UTF-8 bytes (set by `open`)."""
         return self._core.max_content_bytes
+
+
+def backing_store(source: ViewLike) -> Store:
+    """The Store behind a tenant view, or the Store itself; InvalidInput for anything else.
+
+    For memcommit's own code that keeps state per store, such as recall's live
+    index, which every view of one store shares. Not for handing a view's
+    holder the store: reads through it are not restricted.
+    """
+    whole = source._store if isinstance(source, TenantView) else source
+    if isinstance(whole, Store):
+        return whole
+    raise InvalidInput("store", source, "must be a memcommit Store or one of its tenant views")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcommit.store.operations import StoreApi
-from memcommit.store.protocols import CommitRef, StoreLike, ViewLike
+from memcommit.store.protocols import CommitRef, StoreLike
 
 if TYPE_CHECKING:
     from memcommit.store.core import Core
@@ -38,13 +38,3 @@ class TenantView(StoreApi):
     def tenants(self, *, as_of: CommitRef | None = None) -> list[str]:
         """Just this view's tenant, if it has any memory (as of ``as_of``)."""
         return [t for t in self._store.tenants(as_of=as_of) if t == self._only]
-
-
-def backing_store(source: ViewLike) -> ViewLike:
-    """The whole store behind a tenant view; anything else is returned as it is.
-
-    For memcommit's own code that keeps state per store, such as recall's live
-    index, which every view of one store shares. Not for handing a view's
-    holder the store: reads through it are not restricted.
-    """
-    return source._store if isinstance(source, TenantView) else source

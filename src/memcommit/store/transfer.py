@@ -163,7 +163,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def export_jsonl(store: Any, out: IO[str], *, progress: Progress | None = None) -> Summary:
+def export_jsonl(store: Store, out: IO[str], *, progress: Progress | None = None) -> Summary:
     """Write ``store``'s whole history to ``out`` as JSON Lines, then the trailer; the counts."""
     counts = dict.fromkeys(RECORD_TYPES, 0)
     total = lines = 0
@@ -186,7 +186,9 @@ def export_jsonl(store: Any, out: IO[str], *, progress: Progress | None = None) 
     return Summary(*counts.values())
 
 
-def export_file(store: Any, path: Any, *, progress: Progress | None = None) -> Summary:
+def export_file(
+    store: Store, path: str | os.PathLike[str], *, progress: Progress | None = None
+) -> Summary:
     """Export to the file ``path`` through a temporary file renamed into place when complete.
 
     A crash or an error mid-export leaves any earlier file at ``path`` as it was
@@ -241,7 +243,7 @@ def load(
     return summary
 
 
-def import_jsonl(store: Any, source: IO[str], *, progress: Progress | None = None) -> Summary:
+def import_jsonl(store: Store, source: IO[str], *, progress: Progress | None = None) -> Summary:
     """Load a JSON Lines export from ``source`` into the empty ``store``; returns the counts.
 
     The rows go in below the Store, so ``on_commit`` hooks (and indexes built on
@@ -577,7 +579,7 @@ def _time(name: str, value: Any) -> datetime:
     return validate.moment(name, moment, optional=False)
 
 
-def backend_of(store: Any) -> Backend:
+def backend_of(store: Store) -> Backend:
     """The backend under a Store (`Store.backend`): export and import copy its rows.
 
     Going below the Store is what keeps commit ids, sequence numbers and times

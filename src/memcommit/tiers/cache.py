@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
-from memcommit.model import Commit, Memory
+from memcommit.model import Change, Commit, Memory
+from memcommit.store import ViewLike
 
 Partition = tuple[str, str]
 #: The tiers with a capacity (the archive has none).
@@ -40,7 +40,7 @@ def evictable(m: Memory) -> bool:
 class TierCache:
     """Counts, memories and short-term residents as of commit ``seen``."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ViewLike) -> None:
         self.store = store
         self.seen: int = store.head_seq
         self._counts: Counter[tuple[str, str, str]] | None = None
@@ -86,7 +86,7 @@ class TierCache:
             return
         self._advance(commit.seq, commit.changes if commit.seq == self.seen + 1 else None)
 
-    def _advance(self, upto: int, changes: Iterable[Any] | None) -> None:
+    def _advance(self, upto: int, changes: Iterable[Change] | None) -> None:
         seen = self.seen
         if upto < seen or (changes is None and upto - seen > _REPLAY_COMMITS):
             self._reset(upto)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 from datetime import datetime
+from typing import Any
 
+from memcommit.commit_time import landed
 from memcommit.compaction.summary import UnusableSummary, summarize, summarizer_name
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
@@ -182,7 +184,7 @@ class Maintenance:
                 },
             )
 
-    def _summary(self, seg: Segment, first: Memory) -> tuple[str, dict]:
+    def _summary(self, seg: Segment, first: Memory) -> tuple[str, dict[str, Any]]:
         """The segment's summary through the compactor's path: (readable content, metadata)."""
         io = self.setup.io(first.tenant)
         trace = io.trace(seg.id) if first.trace_id == seg.id else seg.as_trace()
@@ -240,7 +242,7 @@ class Maintenance:
             counts.consolidation_errors += 1
             io.record_uses([], state={(NAMESPACE, KEY): increment(delta, tenant)})
             return False
-        self.result.commits.append(tx.result)
+        self.result.commits.append(landed(tx))
         self.result.consolidated.append(seg.id)
         return True
 

@@ -35,12 +35,18 @@ from memcommit.tiers import inputs
 from memcommit.tiers.cache import TierCache
 from memcommit.tiers.maintenance import Maintenance
 from memcommit.tiers.partitions import Partitions
-from memcommit.tiers.policies.base import check_capacity, check_eviction, check_promotion
+from memcommit.tiers.policies.base import (
+    EvictionPolicy,
+    PromotionPolicy,
+    check_capacity,
+    check_eviction,
+    check_promotion,
+)
 from memcommit.tiers.policies.classic import LRU
 from memcommit.tiers.promotion import Never
 from memcommit.tiers.results import MaintenanceResult, TouchResult
 from memcommit.tiers.setup import Setup
-from memcommit.tiers.stats import TierStats, tenant_of
+from memcommit.tiers.stats import StoreOrView, TierStats, tenant_of
 from memcommit.tiers.touching import Touch
 from memcommit.tiers.writes import at_work, is_at_work
 
@@ -77,11 +83,11 @@ class TieredMemory:
 
     def __init__(
         self,
-        store: Any,
+        store: StoreOrView,
         *,
         capacity: int = 64,
-        eviction: Any = None,
-        promotion: Any = None,
+        eviction: EvictionPolicy | None = None,
+        promotion: PromotionPolicy | None = None,
         compactor: Any = None,
         mid_capacity: int | None = None,
         heat_threshold: float = 10.0,
@@ -113,12 +119,12 @@ class TieredMemory:
         self._unsubscribe: Callable[[], None] | None = store.on_commit(self._after_commit)
 
     @property
-    def eviction(self) -> Any:
+    def eviction(self) -> EvictionPolicy:
         """The eviction policy: the caller's own object, serving every partition."""
         return self._partitions.eviction
 
     @property
-    def promotion(self) -> Any:
+    def promotion(self) -> PromotionPolicy:
         """The promotion policy."""
         return self._partitions.promotion
 
@@ -151,14 +157,14 @@ class TieredMemory:
         """
         return TierStats.read(self.store)
 
-    def _tenant(self, tenant: Any) -> str:
-        tenant = inputs.tenant(tenant)
+    def _tenant(self, tenant: object) -> str:
+        asked = inputs.tenant(tenant)
         own = tenant_of(self.store)
-        if tenant is None:
+        if asked is None:
             return own or "default"
-        if own is not None and tenant != own:
-            raise InvalidInput("tenant", tenant, f"this store view holds only tenant {own!r}")
-        return tenant
+        if own is not None and asked != own:
+            raise InvalidInput("tenant", asked, f"this store view holds only tenant {own!r}")
+        return asked
 
     def working(
         self,

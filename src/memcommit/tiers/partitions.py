@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from datetime import datetime
-from typing import Any
 
 from memcommit.model import Memory, Usage
+from memcommit.store import ViewLike
 from memcommit.tiers.candidate import Candidate
-from memcommit.tiers.policies.base import notify
+from memcommit.tiers.policies.base import EvictionPolicy, PromotionPolicy, notify
 
 
 def partition_of(m: Memory) -> tuple[str, str]:
@@ -38,7 +38,9 @@ class Partitions:
     forward and are kept between calls: they describe the store, not a call.
     """
 
-    def __init__(self, store: Any, eviction: Any, promotion: Any) -> None:
+    def __init__(
+        self, store: ViewLike, eviction: EvictionPolicy, promotion: PromotionPolicy
+    ) -> None:
         self.store = store
         self.eviction = eviction
         self.promotion = promotion

@@ -12,16 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memcommit.store import ViewLike
 from memcommit.tiers.cache import TierCache
 from memcommit.tiers.partitions import Partitions
-from memcommit.tiers.stats import tenant_store
+from memcommit.tiers.stats import StoreOrView, tenant_store
 
 
 @dataclass(frozen=True)
 class Setup:
     """The store, what is known of it, the policies, the capacities and the plug-ins."""
 
-    store: Any
+    store: StoreOrView
     cache: TierCache
     partitions: Partitions
     capacity: int
@@ -31,7 +32,7 @@ class Setup:
     summarizer: Callable[[Any], Any]
     compactor: Any
 
-    def io(self, tenant: str) -> Any:
+    def io(self, tenant: str) -> ViewLike:
         """The store restricted to ``tenant``: commits, uses and state through it stay in it."""
         return tenant_store(self.store, tenant)
 

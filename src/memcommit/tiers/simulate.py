@@ -19,13 +19,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
 from memcommit.tiers import fast
 from memcommit.tiers.candidate import Candidate
-from memcommit.tiers.policies.base import check_capacity, check_eviction
+from memcommit.tiers.policies.base import EvictionPolicy, check_capacity, check_eviction
 from memcommit.tiers.policies.classic import ARC, FIFO, LFU, LRU, TwoQueue
 from memcommit.tiers.policies.forgetting import Forgetting
 from memcommit.tiers.policies.learned import Learned
@@ -56,17 +55,17 @@ class Simulation:
         return self.hits / self.requests if self.requests else 0.0
 
 
-def _fast_path(policy: Any) -> Callable[[list[Hashable], int], int] | None:
+def _fast_path(policy: EvictionPolicy) -> Callable[[list[Hashable], int], int] | None:
     """The plain-function replay for an unmodified classic, else None."""
-    kind = type(policy)
-    if kind is TwoQueue:
+    if type(policy) is TwoQueue:
         return lambda t, c: fast.two_queue_hits(t, c, policy.in_ratio, policy.out_ratio)
-    return {
+    plain: dict[type, Callable[[list[Hashable], int], int]] = {
         FIFO: fast.fifo_hits,
         LRU: fast.lru_hits,
         LFU: fast.lfu_hits,
         ARC: fast.arc_hits,
-    }.get(kind)
+    }
+    return plain.get(type(policy))
 
 
 class _Replay:
@@ -105,7 +104,9 @@ class _Replay:
         )
 
 
-def _general(trace: Iterable[Hashable], capacity: int, policy: Any, replay: _Replay) -> int:
+def _general(
+    trace: Iterable[Hashable], capacity: int, policy: EvictionPolicy, replay: _Replay
+) -> int:
     """Drive ``policy`` through victims/on_use/on_page_in/on_evict, as TieredMemory does."""
     on_use = getattr(policy, "on_use", None)
     on_page_in = getattr(policy, "on_page_in", None)
@@ -192,9 +193,9 @@ def _ranked(trace: Iterable[Hashable], capacity: int, policy: Ranked, replay: _R
     return hits
 
 
-def policy_by_name(name: str) -> Any:
+def policy_by_name(name: str) -> EvictionPolicy:
     """A fresh policy from its name (case-insensitive), as the CLI takes it."""
-    table = {
+    table: dict[str, Callable[[], EvictionPolicy]] = {
         "fifo": FIFO,
         "lru": LRU,
         "lfu": LFU,
@@ -215,7 +216,7 @@ def simulate(
     trace: Iterable[Hashable],
     *,
     capacity: int,
-    policy: Any,
+    policy: EvictionPolicy | str,
     memories: Mapping[Hashable, Memory] | None = None,
 ) -> Simulation:
     """Replay ``trace`` through a copy of ``policy`` with room for ``capacity`` memories.
@@ -225,31 +226,30 @@ def simulate(
     memories, so importance and kind can count; otherwise every id is a plain fact.
     """
     check_capacity(capacity)
-    if isinstance(policy, str):
-        policy = policy_by_name(policy)
-    check_eviction(policy, "policy")
+    given = policy_by_name(policy) if isinstance(policy, str) else policy
+    checked = check_eviction(given, "policy")
     trace = list(trace)
-    name = type(policy).__name__
-    runner = _fast_path(policy)
+    name = type(checked).__name__
+    runner = _fast_path(checked)
     if runner is not None:
         return Simulation(name, capacity, len(trace), runner(trace, capacity))
-    policy = copy.deepcopy(policy)
+    own = copy.deepcopy(checked)
     replay = _Replay(memories)
-    if isinstance(policy, Ranked):
-        return Simulation(name, capacity, len(trace), _ranked(trace, capacity, policy, replay))
-    return Simulation(name, capacity, len(trace), _general(trace, capacity, policy, replay))
+    if isinstance(own, Ranked):
+        return Simulation(name, capacity, len(trace), _ranked(trace, capacity, own, replay))
+    return Simulation(name, capacity, len(trace), _general(trace, capacity, own, replay))
 
 
 def simulate_general(
     trace: Iterable[Hashable],
     *,
     capacity: int,
-    policy: Any,
+    policy: EvictionPolicy,
     memories: Mapping[Hashable, Memory] | None = None,
 ) -> Simulation:
     """Like ``simulate`` but always through ``victims`` and the notifications (slow; for checks)."""
     check_capacity(capacity)
-    check_eviction(policy, "policy")
+    checked = check_eviction(policy, "policy")
     trace = list(trace)
-    hits = _general(trace, capacity, copy.deepcopy(policy), _Replay(memories))
+    hits = _general(trace, capacity, copy.deepcopy(checked), _Replay(memories))
     return Simulation(type(policy).__name__, capacity, len(trace), hits)

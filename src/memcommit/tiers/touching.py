@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memcommit.commit_time import landed
 from memcommit.compaction.compactor import COMPACTED_INTO
 from memcommit.model import Memory, Usage
 from memcommit.tiers.cache import Partition
@@ -111,8 +112,11 @@ class Touch:
         swap = {}
         for member, into in summary_of.items():
             summary = summaries.get(into)
-            mine = summary is not None and summary.tenant == current[member].tenant
-            if mine and summary.holds(self.now):
+            if (
+                summary is not None
+                and summary.tenant == current[member].tenant
+                and summary.holds(self.now)
+            ):
                 swap[member] = into
                 current[into] = summary
         return [swap.get(i, i) for i in known]
@@ -185,9 +189,9 @@ class Touch:
                         were = gone_by.setdefault((m.tenant, m.scope), ([], []))
                         were[0].extend(dead)
                         were[1].extend(evicted)
-                landed = apply(tx, [(m.id, tier) for m, tier in moves])
+                moved = apply(tx, [(m.id, tier) for m, tier in moves])
                 changed: dict[str, tuple[Memory, Memory]] = {}
-                for (m, _), new in zip(moves, landed, strict=True):
+                for (m, _), new in zip(moves, moved, strict=True):
                     changed[m.id] = (changed[m.id][0] if m.id in changed else m, new)
                 cache.expect(tx.pending.seq, changed)
                 add_stored(io, delta, tenant)
@@ -202,8 +206,8 @@ class Touch:
             raise
         finally:
             cache.expected = None
-        result.commit = tx.result
-        result.commits.append(tx.result)
+        result.commit = landed(tx)
+        result.commits.append(result.commit)
 
     def _page_in(
         self,

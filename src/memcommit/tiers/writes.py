@@ -11,16 +11,18 @@ the store's clock when another writer has already landed a later commit.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Any
+from typing import TypeVar
 
-from memcommit.commit_time import commit_at_or_after
+from memcommit.commit_time import commit_at_or_after, landed
 from memcommit.model import Commit, Memory
+from memcommit.store import Transaction, ViewLike
 from memcommit.tiers.stats import TierStats, add_stored
 
 AUTHOR = "tiers"
+T = TypeVar("T")
 
 #: ids of the TieredMemory objects at work in the current context.
 _AT_WORK: ContextVar[frozenset[int]] = ContextVar("tiers_at_work", default=frozenset())
@@ -47,19 +49,19 @@ def named(ids: Sequence[str], limit: int = 8) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def policy_name(policy: Any) -> str:
+def policy_name(policy: object) -> str:
     return type(policy).__name__
 
 
-def by_tenant(items: Iterable[Any], tenant: Callable[[Any], str]) -> dict[str, list[Any]]:
+def by_tenant(items: Iterable[T], tenant: Callable[[T], str]) -> dict[str, list[T]]:
     """Items grouped by tenant: tenants in order of first appearance, items in order."""
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[T]] = {}
     for item in items:
         out.setdefault(tenant(item), []).append(item)
     return out
 
 
-def apply(tx: Any, moves: Iterable[tuple[str, str]]) -> list[Memory]:
+def apply(tx: Transaction, moves: Iterable[tuple[str, str]]) -> list[Memory]:
     """Make each move (id, tier) in ``tx``; the new versions, in order."""
     out = []
     for i, tier in moves:
@@ -72,13 +74,15 @@ def apply(tx: Any, moves: Iterable[tuple[str, str]]) -> list[Memory]:
     return out
 
 
-def tiers_commit(io: Any, message: str, now: datetime | None) -> Any:
+def tiers_commit(
+    io: ViewLike, message: str, now: datetime | None
+) -> AbstractContextManager[Transaction]:
     """Open a commit by "tiers" on a tenant's ``io``, dated ``now`` or safely after it."""
     return commit_at_or_after(io, message=message, author=AUTHOR, now=now)
 
 
 def land(
-    io: Any,
+    io: ViewLike,
     tenant: str,
     moves: list[tuple[str, str]],
     message: str,
@@ -92,4 +96,4 @@ def land(
         apply(tx, moves)
         if delta is not None:
             add_stored(io, delta, tenant)
-    return tx.result
+    return landed(tx)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, TIERS
 from memcommit.recall import Words, recall
-from memcommit.store import StoreLike, ViewLike
+from memcommit.store import StoreLike, TenantViewLike, ViewLike
 from memcommit.tiers.stats import Counts, TierStats
 from memcommit.workbench import bank
 from memcommit.workbench.api import (
@@ -329,7 +329,7 @@ def log_json(view: ViewLike, params: Params) -> dict[str, Any]:
     }
 
 
-def tiers_json(view: ViewLike) -> dict[str, Any]:
+def tiers_json(view: TenantViewLike) -> dict[str, Any]:
     """One tenant's memories per scope and tier, with the tiers' hit counters, read-only."""
     tenant = view.name
     counts: dict[tuple[str, str], Counter[str]] = {}

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from memcommit.model import Memory
-from memcommit.recall import Explanation, Row
+from memcommit.recall import Explanation, Reason, Row
 from memcommit.workbench.api import RecallRequest
 
 #: How far each stage's exclusions got: a card excluded at "ranking" passed the filters.
@@ -59,7 +59,7 @@ def row_json(row: Row, now: datetime, tenant_labels: Mapping[str, str]) -> dict[
 
 def other_tenant_row(memory: Memory) -> Row:
     """Another tenant's record: listed in the teaching bank's table, never ranked."""
-    return Row(memory, "filters", None, None, "excluded", "other_tenant", None, None)
+    return Row(memory, "filters", None, None, "excluded", Reason.OTHER_TENANT.value, None, None)
 
 
 def natural_key(row: Row) -> tuple:

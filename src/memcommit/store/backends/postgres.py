@@ -17,7 +17,6 @@ Options of ``open()``: ``schema`` (default "memcommit"; created on open),
 
 from __future__ import annotations
 
-import functools
 import re
 import threading
 import time
@@ -35,7 +34,8 @@ from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import migrations, refuse_newer
+from memcommit.store.backends.migrations import require_current, upgrade
+from memcommit.store.validate import flag
 
 DEFAULT_SCHEMA = "memcommit"
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
@@ -48,8 +48,12 @@ _GONE = ("08", "57P01", "57P02", "57P03")
 #: VACUUM VERBOSE's count of dead rows an open snapshot still needs, and how often to retry.
 _KEPT = re.compile(r"(\d+) dead row versions cannot be removed yet")
 _SCRUB_TRIES = 5
+#: The ledger of applied migrations (`migrations.upgrade`).
+LEDGER = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
+    " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+)
 
-F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 # psycopg passes times, flags and lists as Python values, so they go as they are.
@@ -88,17 +92,7 @@ def _translated(exc: BaseException) -> BackendError:
     return Unavailable(f"postgresql: {text}") if gone else BackendError(f"postgresql: {text}")
 
 
-def _mapped(fn: F) -> F:
-    """Translate psycopg errors into memcommit errors at the boundary."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise _translated(exc) from exc
-
-    return wrapper  # type: ignore[return-value]
+_mapped = common.translating((psycopg.Error, PoolTimeout), lambda _, exc: _translated(exc))
 
 
 def _lost(exc: BaseException, conn: psycopg.Connection) -> bool:
@@ -184,8 +178,7 @@ class PostgresBackend(common.SQLBackend):
             f"BEGIN; {self._lock_wait}; SELECT {common.names(common.COMMIT[:-1])}"
             " FROM commits ORDER BY seq DESC LIMIT 1"
         ).encode()
-        if not isinstance(read_only, bool):
-            raise InvalidInput("read_only", read_only, "must be True or False")
+        flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
         setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
         if read_only:
@@ -234,19 +227,12 @@ class PostgresBackend(common.SQLBackend):
             conn.execute(
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
             )
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
-                " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
-            refuse_newer("postgres", done, self.target)
-            for number, name, script in migrations("postgres"):
-                if number in done:
-                    continue
-                conn.execute(script.encode())
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (number, name)
-                )
+
+            def run(text: str, params: Sequence[Any]) -> psycopg.Cursor[Any]:
+                # a script of many statements goes without parameters (simple query protocol)
+                return conn.execute(text.encode(), params or None)
+
+            upgrade("postgres", self.target, run, ledger=LEDGER, mark="%s")
 
     def _require_current(self, conn: psycopg.Connection) -> None:
         """For a read-only open: the schema must exist with every migration applied."""
@@ -255,14 +241,10 @@ class PostgresBackend(common.SQLBackend):
             " WHERE table_schema = %s AND table_name = 'schema_migrations'",
             (self.schema,),
         ).fetchone()
-        if found is None:
-            raise InvalidInput("store", self.target, "is not a memcommit store (read-only open)")
-        done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
-        refuse_newer("postgres", done, self.target)
-        if any(number not in done for number, _, _ in migrations("postgres")):
-            raise InvalidInput(
-                "store", self.target, "needs a migration; open it read-write once first"
-            )
+        applied = (
+            [n for (n,) in conn.execute("SELECT version FROM schema_migrations")] if found else None
+        )
+        require_current("postgres", applied, self.target)
 
     # -- connections ---------------------------------------------------------------
 
@@ -431,14 +413,6 @@ class PostgresBackend(common.SQLBackend):
             self._pool.putconn(conn)  # a broken connection is discarded and replaced
 
     # -- reads -----------------------------------------------------------------------
-
-    @_mapped
-    def tip(self) -> tuple[int, str] | None:
-        found = self._select("SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1")
-        if not found:
-            return None
-        seq, commit_id = found[0]
-        return seq, commit_id
 
     def commits(
         self,

@@ -8,17 +8,20 @@ and row decoder is derived from it, and rows are decoded by column name. A
 placeholder, the boolean literals, how a list of values is passed, and whether
 times and flags travel as Python values (psycopg) or as text and integers
 (sqlite3). `SQLBackend` answers every read, use count, state and check of the
-`Backend` protocol from two primitives a backend module implements.
+`Backend` protocol from two primitives a backend module implements, and
+`translating` makes the decorator that turns its driver's errors into ours.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, ParamSpec, TypeVar
 
+from memcommit.errors import MemcommitError
 from memcommit.model import Commit, Memory, Usage
 from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
 from memcommit.store.ids import seq_of
@@ -29,6 +32,31 @@ _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 Row = Sequence[Any]
 VersionEncoder = Callable[[Memory, "int | None"], tuple[Any, ...]]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def translating(
+    errors: type[Exception] | tuple[type[Exception], ...],
+    translate: Callable[[object, Exception], MemcommitError],
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator for a backend's methods: a driver error becomes ``translate(backend, error)``.
+
+    So no driver exception leaves a backend (see `memcommit.errors`); the
+    original stays the new error's ``__cause__``.
+    """
+
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(*args, **kwargs)
+            except errors as exc:
+                raise translate(args[0] if args else None, exc) from exc
+
+        return wrapper
+
+    return decorate
 
 
 @dataclass(frozen=True)
@@ -589,7 +617,9 @@ class SQLBackend:
     A backend module subclasses it, sets `dialect` and `checks`, and implements
     `_select` (a query's rows) and `_write_all` (one statement for many rows),
     each translating its driver's errors into memcommit's; it keeps only what
-    its database does differently: connecting, the write transaction, `tip`.
+    its database does differently: connecting and migrating, the write
+    transaction (`begin`, `commit`, `rollback`), `scrub` and `close`. `write`
+    and `tip` work through the primitives; a backend may do them faster.
     """
 
     dialect: ClassVar[Dialect]
@@ -613,6 +643,24 @@ class SQLBackend:
     def _write_all(self, text: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run ``text`` once per row (in the open transaction, if any)."""
         raise NotImplementedError
+
+    # -- the write transaction's rows, and the tip -----------------------------------
+
+    def write(self, batch: Batch) -> None:
+        """Write the rows of ``batch`` in the open transaction, one statement at a time."""
+        w = writes(batch, self.rows, self.statements)
+        self._write_all(w.commit[0], [w.commit[1]])
+        self._write_all(*w.versions)  # a generator: rows made and dropped one at a time
+        for text, rows in w.updates:
+            self._write_all(text, rows)
+
+    def tip(self) -> tuple[int, str] | None:
+        """The seq and id of the newest commit (None: no commit yet)."""
+        found = self._select("SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1")
+        if not found:
+            return None
+        seq, commit_id = found[0]
+        return seq, commit_id
 
     # -- reads ---------------------------------------------------------------------
 

@@ -12,51 +12,47 @@ before it is opened, and left as it was.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Any
 from urllib.parse import quote
 
 from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import migrations, refuse_newer
+from memcommit.store.backends.migrations import require_current, upgrade
 from memcommit.store.records import from_text, to_text
-from memcommit.store.validate import seconds
+from memcommit.store.validate import flag, seconds
 
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 #: Page cache per connection, in KiB (SQLite's default is 2 MiB). A commit that writes
 #: new versions beside old ones all over a large file (compaction) rereads fewer pages.
 CACHE_KIB = 64 * 1024
+#: The ledger of applied migrations (`migrations.upgrade`).
+LEDGER = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+    " name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+)
 
-F = TypeVar("F", bound=Callable[..., Any])
+
+def _translated(backend: object, exc: Exception) -> BackendError:
+    """The memcommit error for a sqlite3 error of ``backend``."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError):
+        if "readonly database" in text and hasattr(backend, "target"):
+            return BackendError(
+                f"sqlite: {backend.target!r} is open read-only (read_only=True, or on"
+                f" read-only media); nothing was written ({text})"
+            )
+        if "unable to open" in text or "disk I/O" in text:
+            return Unavailable(f"sqlite: {text}")
+    return BackendError(f"sqlite: {text}")
 
 
-def _mapped(fn: F) -> F:
-    """Translate sqlite3 errors into memcommit errors at the boundary."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except sqlite3.OperationalError as exc:
-            text = str(exc)
-            if "readonly database" in text and args and hasattr(args[0], "target"):
-                raise BackendError(
-                    f"sqlite: {args[0].target!r} is open read-only (read_only=True, or on"
-                    f" read-only media); nothing was written ({text})"
-                ) from exc
-            if "unable to open" in text or "disk I/O" in text:
-                raise Unavailable(f"sqlite: {text}") from exc
-            raise BackendError(f"sqlite: {text}") from exc
-        except sqlite3.Error as exc:
-            raise BackendError(f"sqlite: {exc}") from exc
-
-    return wrapper  # type: ignore[return-value]
+_mapped = common.translating(sqlite3.Error, _translated)
 
 
 SQLITE = common.Dialect(
@@ -109,8 +105,7 @@ class SQLiteBackend(common.SQLBackend):
         if synchronous not in SYNCHRONOUS:
             raise InvalidInput("synchronous", synchronous, f"must be one of {SYNCHRONOUS}")
         busy_timeout = seconds("busy_timeout", busy_timeout)
-        if not isinstance(read_only, bool):
-            raise InvalidInput("read_only", read_only, "must be True or False")
+        flag("read_only", read_only)
         self.target = path
         # A store on read-only media (a read-only mount, an immutable file) opens for reading.
         read_only = read_only or (path != ":memory:" and os.path.isfile(path) and _unwritable(path))
@@ -148,20 +143,14 @@ class SQLiteBackend(common.SQLBackend):
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
-                " name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+            upgrade(
+                "sqlite",
+                self.target,
+                conn.execute,
+                ledger=LEDGER,
+                mark="?",
+                statements=split_statements,
             )
-            done = {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
-            refuse_newer("sqlite", done, self.target)
-            for number, name, sql in migrations("sqlite"):
-                if number in done:
-                    continue
-                for statement in _statements(sql):
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (number, name)
-                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -193,21 +182,12 @@ class SQLiteBackend(common.SQLBackend):
         """The newest commit, read again only when another connection has committed since."""
         seen = self._conn.execute("PRAGMA data_version").fetchone()[0]
         if seen != self._tip_at:
-            row = self._conn.execute(
-                "SELECT seq, id FROM commits ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
-            self._tip, self._tip_at = (None if row is None else tuple(row)), seen
+            self._tip, self._tip_at = super().tip(), seen
         return self._tip
 
-    @_mapped
     def write(self, batch: Batch) -> None:
-        c = batch.commit
-        self._written = (c.seq, c.id)
-        w = common.writes(batch, self.rows, self.statements)
-        self._conn.execute(*w.commit)
-        self._conn.executemany(*w.versions)  # a generator: rows made and dropped one at a time
-        for text, rows in w.updates:
-            self._conn.executemany(text, rows)
+        self._written = (batch.commit.seq, batch.commit.id)  # the tip once it commits
+        super().write(batch)
 
     # -- the primitives of the shared reads --------------------------------------------
 
@@ -248,7 +228,7 @@ class SQLiteBackend(common.SQLBackend):
             raise BackendError(f"sqlite: {exc}") from exc
 
 
-def _statements(sql: str) -> list[str]:
+def split_statements(sql: str) -> list[str]:
     """Split a migration script into complete statements (sqlite3 runs one at a time)."""
     out: list[str] = []
     buffer = ""
@@ -296,25 +276,15 @@ def _check_readable(target: str, path: str) -> None:
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
             ).fetchone()
             done = (
-                {n for (n,) in conn.execute("SELECT version FROM schema_migrations")}
+                [n for (n,) in conn.execute("SELECT version FROM schema_migrations")]
                 if has_schema
-                else set()
+                else None
             )
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
         raise InvalidInput("store", target, f"cannot read it as SQLite ({exc})") from None
-    if not has_schema:
-        raise InvalidInput("store", target, "is not a memcommit store (it has no schema)")
-    refuse_newer("sqlite", done, target)
-    pending = [number for number, _, _ in migrations("sqlite") if number not in done]
-    if pending:
-        raise InvalidInput(
-            "store",
-            target,
-            f"needs migrations {pending} that a read-only open does not apply;"
-            " open it once read-write (e.g. `memcommit log --store ...`) to upgrade it",
-        )
+    require_current("sqlite", done, target)
     if journal.lower() != "wal" and not _unwritable(path):  # immutable reads report "delete"
         raise InvalidInput(
             "store", target, f"is in {journal} journal mode; memcommit stores use WAL"

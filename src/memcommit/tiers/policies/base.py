@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Literal, Protocol, overload, runtime_checkable
 
 from memcommit.errors import InvalidInput
 from memcommit.tiers.candidate import Candidate
@@ -39,21 +39,29 @@ class PromotionPolicy(Protocol):
         ...
 
 
-def check_eviction(policy: Any, field: str = "eviction") -> Any:
+def check_eviction(policy: object, field: str = "eviction") -> EvictionPolicy:
     """Return ``policy`` when it has a callable ``victims``, else raise InvalidInput."""
-    if not callable(getattr(policy, "victims", None)):
+    if not isinstance(policy, EvictionPolicy) or not callable(policy.victims):
         raise InvalidInput(field, policy, "must be an object with victims(candidates, n, now)")
     return policy
 
 
-def check_promotion(policy: Any, field: str = "promotion") -> Any:
+def check_promotion(policy: object, field: str = "promotion") -> PromotionPolicy:
     """Return ``policy`` when it has a callable ``select``, else raise InvalidInput."""
-    if not callable(getattr(policy, "select", None)):
+    if not isinstance(policy, PromotionPolicy) or not callable(policy.select):
         raise InvalidInput(field, policy, "must be an object with select(candidates, now)")
     return policy
 
 
-def check_capacity(value: Any, field: str = "capacity", *, optional: bool = False) -> int | None:
+@overload
+def check_capacity(value: object, field: str = ..., *, optional: Literal[False] = ...) -> int: ...
+
+
+@overload
+def check_capacity(value: object, field: str = ..., *, optional: bool) -> int | None: ...
+
+
+def check_capacity(value: object, field: str = "capacity", *, optional: bool = False) -> int | None:
     """An int of at least 1 (or None when ``optional``), else InvalidInput naming ``field``."""
     if value is None and optional:
         return None
@@ -62,7 +70,7 @@ def check_capacity(value: Any, field: str = "capacity", *, optional: bool = Fals
     return value
 
 
-def notify(policy: Any, event: str, candidate: Candidate, now: datetime | None) -> None:
+def notify(policy: object, event: str, candidate: Candidate, now: datetime | None) -> None:
     """Tell a stateful policy of one event; policies without the hook ignore it."""
     hook = getattr(policy, event, None)
     if hook is not None:

@@ -1,11 +1,20 @@
-"""Numbered schema migrations: ``migrations/<backend>/NNNN_name.sql``, applied in order."""
+"""Numbered schema migrations: ``migrations/<backend>/NNNN_name.sql``, applied in order.
+
+Each store records the migrations it has in its ``schema_migrations`` table.
+`upgrade` applies the missing ones when a store opens for writing;
+`require_current` refuses a read-only open of a store that would need one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-from memcommit.errors import SchemaTooNew
+from memcommit.errors import InvalidInput, SchemaTooNew
+
+#: ``execute(text, params)``: run one statement in the open transaction, return its rows.
+Execute = Callable[[str, Sequence[Any]], Iterable[Sequence[Any]]]
 
 _ROOT = Path(__file__).parent
 
@@ -29,3 +38,50 @@ def refuse_newer(backend: str, applied: Iterable[int], store: str) -> None:
     supported = max((number for number, _, _ in migrations(backend)), default=0)
     if newest > supported:
         raise SchemaTooNew(store, newest, supported)
+
+
+def upgrade(
+    backend: str,
+    store: str,
+    execute: Execute,
+    *,
+    ledger: str,
+    mark: str,
+    statements: Callable[[str], Iterable[str]] = lambda script: (script,),
+) -> None:
+    """Apply the migrations the store lacks, each recorded in ``schema_migrations``.
+
+    The caller runs this inside a transaction holding the writers' lock, so two
+    processes opening one new store never both migrate it. ``ledger`` creates the
+    ``schema_migrations`` table if it is missing (version, name, applied_at, in
+    the database's own types); ``statements`` splits a script for a driver that
+    runs one statement at a time.
+    """
+    execute(ledger, ())
+    done = {number for (number,) in execute("SELECT version FROM schema_migrations", ())}
+    refuse_newer(backend, done, store)
+    record = f"INSERT INTO schema_migrations (version, name) VALUES ({mark}, {mark})"
+    for number, name, script in migrations(backend):
+        if number not in done:
+            for statement in statements(script):
+                execute(statement, ())
+            execute(record, (number, name))
+
+
+def require_current(backend: str, applied: Iterable[int] | None, store: str) -> None:
+    """For a read-only open, which applies nothing: the store has every migration, no newer one.
+
+    ``applied`` is None when the database has no ``schema_migrations`` table.
+    """
+    if applied is None:
+        raise InvalidInput("store", store, "is not a memcommit store (it has no schema)")
+    done = set(applied)
+    refuse_newer(backend, done, store)
+    pending = [number for number, _, _ in migrations(backend) if number not in done]
+    if pending:
+        raise InvalidInput(
+            "store",
+            store,
+            f"needs migrations {pending} that a read-only open does not apply;"
+            " open it once read-write (e.g. `memcommit log --store ...`) to upgrade it",
+        )

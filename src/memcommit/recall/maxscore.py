@@ -1,0 +1,173 @@
+"""Top-k over sums of per-term scores without reading every posting (MaxScore).
+
+A query's score of a document is a sum over the query's terms. Each term has
+a bound: the most it adds to any document. Order the terms by bound, highest
+first; the documents holding one of the first j terms are the candidates of
+level j, and a document outside them holds only the other terms, so it scores
+at most the sum of their bounds: the level's ceiling. When the k-th best
+candidate beats the ceiling, no document outside can reach the top k, and the
+common terms' long postings are only looked up for the candidates, never
+summed over. The last level holds every match (ceiling 0), so the search is
+always exact; it only stops early when it may.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Hashable, Sequence
+
+import numpy as np
+
+#: Candidate documents (ascending), their exact values, and the ceiling of every other document.
+Level = tuple[np.ndarray, np.ndarray, float]
+
+#: Candidates scored by lookup up to this many postings; beyond, every posting is summed.
+SMALL = 30_000
+#: Relative margin on a ceiling, above any rounding in the sum of bounds.
+SLACK = 1e-9
+
+
+def levels(
+    postings: Sequence[np.ndarray],
+    bounds: Sequence[float],
+    value_of: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    everything: Callable[[], Level],
+    factor: float = 1.0,
+) -> list[Callable[[], Level]]:
+    """Ever wider levels of candidates; the last is ``everything``.
+
+    ``postings`` are each term's documents (ascending) and ``bounds`` what
+    the term adds at most; ``value_of(docs)`` scores a level's candidates
+    exactly (and may add documents a candidate lends score to). ``factor``
+    scales every ceiling: what a sum may be multiplied by afterwards.
+    """
+    order = sorted(range(len(postings)), key=lambda t: -bounds[t])
+    out: list[Callable[[], Level]] = []
+    for j in range(1, len(order)):
+        chosen = [postings[t] for t in order[:j]]
+        if sum(len(docs) for docs in chosen) > SMALL:
+            break
+        ceiling = sum(bounds[t] for t in order[j:]) * factor * (1.0 + SLACK)
+        out.append(functools.partial(_level, chosen, ceiling, value_of))
+    out.append(everything)
+    return out
+
+
+def _level(
+    chosen: list[np.ndarray],
+    ceiling: float,
+    value_of: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> Level:
+    docs, values = value_of(union(chosen))
+    return docs, values, ceiling
+
+
+def union(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The sorted union of sorted arrays: merged runs, not a hash of every element."""
+    if len(arrays) <= 1:
+        return arrays[0] if arrays else np.zeros(0, dtype=np.int64)
+    merged = np.sort(np.concatenate(arrays), kind="stable")  # a merge of sorted runs
+    if not len(merged):
+        return merged
+    keep = np.empty(len(merged), dtype=bool)
+    keep[0] = True
+    np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+    found: np.ndarray = merged[keep]
+    return found
+
+
+def best(found: Sequence[Callable[[], Level]], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``count`` best documents and every one tied with the last, with their values.
+
+    Exact: reads levels until one decides (the last always does).
+    """
+    *early, last = found
+    for level in early:
+        docs, values, ceiling = level()
+        if len(docs) > count:
+            kth = np.partition(values, len(docs) - count)[len(docs) - count]
+            if kth > ceiling:
+                return docs[values >= kth], values[values >= kth]
+    docs, values, _ = last()
+    if len(docs) > count:
+        kth = np.partition(values, len(docs) - count)[len(docs) - count]
+        return docs[values >= kth], values[values >= kth]
+    return docs, values
+
+
+class Memo:
+    """Values of documents, each computed at most once: a wider level reuses a narrower one's.
+
+    Kept as sorted arrays of the documents seen, not arrays over the tenant: a
+    query at a million memories reads a few thousand.
+    """
+
+    def __init__(self, compute: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.compute = compute
+        self._docs = np.zeros(0, dtype=np.int64)
+        self._values = np.zeros(0)
+
+    def __call__(self, docs: np.ndarray) -> np.ndarray:
+        """The values of ``docs`` (ascending, unique)."""
+        known, known_values = self._docs, self._values
+        values = np.empty(len(docs))
+        if len(known):
+            at = np.minimum(np.searchsorted(known, docs), len(known) - 1)
+            seen = known[at] == docs
+            values[seen] = known_values[at[seen]]
+        else:
+            seen = np.zeros(len(docs), dtype=bool)
+        fresh = ~seen
+        if fresh.any():
+            values[fresh] = self.compute(docs[fresh])
+        if int(seen.sum()) == len(known):  # nested levels: docs holds everything seen
+            self._docs, self._values = docs, values
+        else:
+            merged = union([known, docs])
+            self._values = np.empty(len(merged))
+            self._values[np.searchsorted(merged, known)] = known_values
+            self._values[np.searchsorted(merged, docs)] = values
+            self._docs = merged
+        return values
+
+
+#: A term in more than one document in this many is looked up in a dense array, not bisected.
+DENSE = 8
+
+
+def finder(
+    memo: Callable[[Hashable, Callable[[], np.ndarray]], np.ndarray],
+    key: Hashable,
+    docs: np.ndarray,
+    counts: np.ndarray,
+    size: int,
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Looks documents up in one term's postings (``docs`` ascending, ``counts`` > 0).
+
+    Returns, for sorted candidates, where the term is present and its counts
+    there. A common term's counts are spread over an array of every document
+    (kept by ``memo`` until the index changes), a rare one's bisected.
+    """
+    if len(docs) * DENSE > size:
+        dtype = np.uint16 if counts.dtype == np.uint16 else np.float32  # counts are integers
+
+        def spread() -> np.ndarray:
+            dense = np.zeros(size, dtype=dtype)
+            dense[docs] = counts
+            return dense
+
+        dense = memo(key, spread)
+
+        def spread_find(wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            found = dense[wanted]
+            present = found > 0
+            return present, found[present].astype(counts.dtype)
+
+        return spread_find
+
+    def bisect_find(wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        at = np.minimum(np.searchsorted(docs, wanted), len(docs) - 1)
+        present = docs[at] == wanted
+        return present, counts[at[present]]
+
+    return bisect_find

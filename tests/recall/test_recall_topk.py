@@ -1,0 +1,208 @@
+"""Top-k without reading every posting gives exactly what scoring everything gives.
+
+The built-in scorers rank before filtering and stop at the level whose ceiling
+no unread memory can beat (`memcommit.recall.maxscore`). The reference wraps
+the same scorer so that recall cannot presort: it filters every memory and
+scores every one that passed. Selection, every row (cosine, score, parts,
+reason, cost) and the counts must be identical, on tenants large enough for
+the common terms' postings to be skipped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memcommit.model import Memory
+from memcommit.recall import Words, maxscore, recall
+from memcommit.recall.columns import to_micros
+from memcommit.recall.components import Components
+from memcommit.recall.filters import PASSED, Scope, apply, passes
+from memcommit.recall.index import TenantIndex
+from memcommit.recall.memory_scorer import MemoryScorer
+from memcommit.recall.rank import CosineSearch
+from memcommit.recall.scorers import Tfidf
+
+NOW = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)
+COMMON = ["river", "stone", "cloud", "green", "light"]  # in most memories (not stop words)
+KINDS = ["fact", "event", "procedure", "working", "correction"]
+
+
+class Everything:
+    """The wrapped scorer, minus `presort`: recall scores every memory that passes."""
+
+    def __init__(self, scorer: Tfidf | MemoryScorer) -> None:
+        self.scorer, self.name = scorer, scorer.name
+
+    def score_parts(self, query, docs, cosines):
+        if isinstance(self.scorer, MemoryScorer):
+            return self.scorer.score_parts(query, docs, cosines)
+        return self.scorer.score_docs(query, docs, cosines), Components()
+
+    def score_docs(self, query, docs, cosines):
+        return self.score_parts(query, docs, cosines)[0]
+
+
+def bank(seed: int, size: int) -> list[Memory]:
+    """Zipf-like texts: a few common words in most memories, many rare ones."""
+    rng = np.random.default_rng(seed)
+    rare = [f"w{i}" for i in range(300)]
+    weights = 1.0 / np.arange(1, len(rare) + 1)
+    weights /= weights.sum()
+    out = []
+    for i in range(size):
+        words = list(rng.choice(rare, size=int(rng.integers(2, 9)), p=weights))
+        words += list(rng.choice(COMMON, size=int(rng.integers(0, 5))))
+        kind = KINDS[int(rng.integers(0, len(KINDS)))]
+        out.append(
+            Memory(
+                id=f"m{i:05d}",
+                content=" ".join(rng.permutation(words)),
+                kind=kind,
+                tenant="a",
+                key=f"k{int(rng.integers(0, 40))}" if rng.random() < 0.2 else None,
+                session=f"s{i // 50}" if rng.random() < 0.7 else None,
+                always=kind == "correction" and rng.random() < 0.05,
+                tier=("short", "mid", "long", "archive")[int(rng.integers(0, 4))],
+                created_at=NOW - timedelta(minutes=int(rng.integers(0, 5000))),
+                created_commit=i + 1,
+            )
+        )
+    return out
+
+
+BANKS = {seed: bank(seed, 2_500) for seed in (1, 2)}
+
+
+def outcome(ctx):
+    rows = [
+        (r.memory.id, r.stage, r.cosine, r.score, r.outcome, r.reason, r.pool, r.cost, r.components)
+        for r in ctx.rows
+    ]
+    return [m.id for m in ctx.selected], rows, ctx.explanation.counts()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(sorted(BANKS)),
+    st.lists(st.sampled_from([*COMMON, "w0", "w1", "w3", "w7", "w20", "w90", "w250"]), max_size=5),
+    st.sampled_from(["tfidf", "memory"]),
+    st.one_of(st.none(), st.integers(0, 12)),
+    st.one_of(st.none(), st.integers(5, 200).map(Words)),
+    st.sampled_from([None, ("short", "mid"), ("long",)]),
+    st.booleans(),
+)
+def test_top_k_matches_scoring_everything(seed, words, scorer, records, budget, tiers, latest):
+    memories = BANKS[seed]
+    chosen = Tfidf() if scorer == "tfidf" else MemoryScorer()
+    options = dict(
+        tenant="a",
+        now=NOW,
+        max_records=records,
+        budget=budget,
+        tiers=tiers,
+        latest_per_key=latest,
+    )
+    query = " ".join(words)
+    fast = recall(memories, query, scorer=chosen, **options)
+    full = recall(memories, query, scorer=Everything(chosen), **options)
+    assert outcome(fast) == outcome(full)
+
+
+def test_a_rare_word_spares_the_common_postings():
+    """The top 5 of "river w20 stone cloud" is decided before the common postings are summed."""
+    index = TenantIndex("a")
+    index.put_many(BANKS[1])
+    search = CosineSearch(index, Counter(["river", "w20", "stone", "cloud"]))
+    found = search.levels()
+    read = []
+    tracked = [lambda level=level: read.append(level) or level() for level in found]
+    docs, values = maxscore.best(tracked, 5)
+    everything = search.all()
+    order = np.argsort(-everything, kind="stable")
+    assert sorted(docs.tolist()) == sorted(order[: len(docs)].tolist())
+    assert values.tolist() == everything[docs].tolist()
+    assert len(read) < len(found)  # the last level, every posting, was never read
+
+
+def test_best_reads_levels_until_one_decides():
+    rng = np.random.default_rng(0)
+    values = rng.random(1_000)
+    docs = np.arange(1_000)
+
+    def level(upto: int, ceiling: float):
+        return lambda: (docs[values >= upto], values[values >= upto], ceiling)
+
+    read = []
+
+    def tracked(found):
+        def call():
+            read.append(found)
+            return found()
+
+        return call
+
+    levels = [
+        tracked(level(0.9, 0.9999)),  # its 10th best is below 0.9999: cannot decide
+        tracked(level(0.5, 0.5)),  # decides: its 10th best beats 0.5
+        tracked(lambda: (docs, values, 0.0)),
+    ]
+    best_docs, _ = maxscore.best(levels, 10)
+    assert sorted(best_docs.tolist()) == sorted(np.argsort(-values)[:10].tolist())
+    assert len(read) == 2
+
+
+def test_union_of_sorted_arrays():
+    parts = [np.array([1, 4, 9]), np.array([2, 4, 10]), np.array([], dtype=np.int64)]
+    assert maxscore.union(parts).tolist() == [1, 2, 4, 9, 10]
+
+
+def test_rows_read_after_later_commits_keep_the_recall_s_numbers(make_store):
+    """Rows are computed on first read, from the statistics of the moment the recall ran."""
+    store = make_store("later.db")
+    with store.commit(message="first", now=NOW) as tx:
+        for i in range(60):
+            tx.add(f"river stone w{i % 7} note {i}", tenant="a")
+    options = dict(tenant="a", now=NOW, max_records=3)
+    eager = store.recall("river w3", explain=True, **options)
+    lazy = store.recall("river w3", **options)
+    with store.commit(message="later", now=NOW) as tx:  # new statistics: N, df, every norm
+        for i in range(40):
+            tx.add(f"w3 w3 river cloud {i}", tenant="a")
+    store.recall("cloud", **options)  # the index has caught up with the later commit
+    assert outcome(lazy) == outcome(eager)
+    assert len(lazy.rows) == 60
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.one_of(st.none(), st.sets(st.sampled_from(KINDS), min_size=1).map(sorted)),
+    st.one_of(st.none(), st.sets(st.sampled_from(KINDS), min_size=1).map(tuple)),
+    st.one_of(st.none(), st.integers(0, 5000).map(lambda m: timedelta(minutes=m))),
+    st.booleans(),
+    st.sampled_from([None, ("short", "mid"), ("long", "archive"), ("archive",)]),
+    st.sampled_from([None, "s3", "s40", "unknown"]),
+)
+def test_the_quick_filter_agrees_with_the_reasons(
+    kinds, pool_kinds, max_age, latest, tiers, session
+):
+    index = TenantIndex("a")
+    index.put_many(BANKS[2])
+    snap = index.snapshot()
+    scope = Scope.parse(
+        kinds=kinds,
+        max_age=max_age,
+        latest_per_key=latest,
+        tiers=tiers,
+        session=session,
+        include_previous_sessions=session is None,
+    )
+    scope = Scope(**{**scope.__dict__, "pool_kinds": pool_kinds})
+    docs = np.arange(snap.size)
+    now_us = to_micros(NOW, 0)
+    expected = apply(snap, scope, now_us, docs) == PASSED
+    assert passes(snap, scope, now_us, docs).tolist() == expected.tolist()
