@@ -26,6 +26,10 @@ import numpy as np
 from memcommit.recall.sections import Section
 
 
+#: Stored ids a `DocIds` keeps decoded (then it starts again).
+_RECENT = 1 << 14
+
+
 def lookups_before_decoding(size: int) -> int:
     """Bisections of a table of ``size`` strings after which it is decoded into a dict."""
     return 64 + size // 64
@@ -141,6 +145,7 @@ class DocIds(Sequence[str]):
         self._found: dict[str, int] | None = None  # ``stored`` decoded, after many lookups
         self._lookups = 0
         self._ranks: np.ndarray | None = None
+        self._recent: dict[int, str] = {}  # stored ids decoded lately (a query reads each often)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -157,9 +162,14 @@ class DocIds(Sequence[str]):
             doc += len(self)
         if doc >= self._base:
             return self._added[doc - self._base]
-        if doc < 0 or self._stored is None:
-            raise IndexError(doc)
-        return self._stored[doc]
+        found = self._recent.get(doc)
+        if found is None:
+            if doc < 0 or self._stored is None:
+                raise IndexError(doc)
+            if len(self._recent) >= _RECENT:
+                self._recent = {}
+            found = self._recent[doc] = self._stored[doc]
+        return found
 
     def __iter__(self) -> Iterator[str]:
         return (self[doc] for doc in range(len(self)))

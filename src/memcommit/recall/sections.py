@@ -41,7 +41,7 @@ class Damage:
 class Section:
     """One array of a snapshot, checked block by block before first use (or one in memory)."""
 
-    __slots__ = ("_bytes", "_crcs", "_damage", "_passed", "_whole", "array", "name")
+    __slots__ = ("_bytes", "_crcs", "_damage", "_passed", "_size", "_whole", "array", "name")
 
     def __init__(
         self, name: str, array: np.ndarray, crcs: list[int] | None, damage: Damage | None
@@ -49,6 +49,7 @@ class Section:
         self.name = name
         self.array = array
         self._bytes = array.data.cast("B")
+        self._size = array.itemsize
         self._crcs = crcs or []
         self._passed = bytearray(len(self._crcs))
         self._whole = crcs is None  # nothing to check: an array built in memory
@@ -65,21 +66,23 @@ class Section:
     def whole(self) -> np.ndarray:
         """The array, every block checked."""
         if not self._whole:
-            self._check(0, len(self._bytes))
+            self._check(0, len(self._crcs) - 1)
             self._whole = True
         return self.array
 
     def rows(self, start: int, stop: int) -> np.ndarray:
         """``array[start:stop]``, the blocks holding those rows checked."""
         if not self._whole and stop > start:
-            size = self.array.itemsize
-            self._check(start * size, min(stop * size, len(self._bytes)))
+            first = start * self._size // BLOCK
+            last = (min(stop * self._size, len(self._bytes)) - 1) // BLOCK
+            if first != last or not self._passed[first]:  # (most reads: one block, checked)
+                self._check(first, last)
         return self.array[start:stop]
 
-    def _check(self, low: int, high: int) -> None:
-        """Check the blocks holding bytes [low, high); IndexDamaged on the first that fails."""
+    def _check(self, first: int, last: int) -> None:
+        """Check blocks ``first`` to ``last``; IndexDamaged on the first that fails."""
         passed = self._passed
-        for block in range(low // BLOCK, (high - 1) // BLOCK + 1):
+        for block in range(first, last + 1):
             if passed[block]:
                 continue
             data = self._bytes[block * BLOCK : (block + 1) * BLOCK]
