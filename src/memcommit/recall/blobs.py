@@ -25,7 +25,6 @@ import numpy as np
 
 from memcommit.recall.sections import Section
 
-
 #: Stored ids a `DocIds` keeps decoded (then it starts again).
 _RECENT = 1 << 14
 
