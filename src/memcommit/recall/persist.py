@@ -8,7 +8,7 @@ can trust it or refuse it:
 - the store's identity (the id of its first commit: random, so another store's
   snapshot copied here does not match) and the seq and id of the newest commit
   it reflects (a store rolled back or rewritten past that commit does not match);
-- a CRC-32 of the header, checked at open, and a CRC-32 of every 64 KiB block
+- a CRC-32 of the header, checked at open, and a CRC-32 of every 16 KiB block
   of every array, checked when the block is first read.
 
 Why blocks, not one checksum checked at open: at a million memories a snapshot
@@ -17,7 +17,11 @@ brings the whole file into the process's memory, while a recall reads a small
 part (its terms' postings, ten ids, the columns it filters on). Each block is
 checked before its first use instead (`memcommit.recall.sections`), so damage
 anywhere is still never used: a block that fails raises IndexDamaged, and the
-index is rebuilt from the store (`memcommit.recall.sources`).
+index is rebuilt from the store (`memcommit.recall.sources`); a recall that met
+it runs again on the rebuilt index, and only an explanation built after its
+recall returned can see the error itself (the next recall rebuilds). The work
+moves rather than vanishes: a block is checked by the first query that reads it,
+and the columns and forward lists by the process's first write.
 
 Layout: ``MAGIC``, format (u32), header CRC-32 (u32), header size (u64), JSON
 size (u64); the header: JSON (stamp, then each array's name, dtype, length,
@@ -149,7 +153,9 @@ def read(path: Path, tenant: str, store: str) -> Opened:
         if meta["store"] != store:
             raise SnapshotRefused("belongs to another store")
         base = _PREFIX.size + header_size
-        if os.fstat(handle.fileno()).st_size < base + meta["size"] or meta["block"] != BLOCK:
+        if meta["block"] != BLOCK:
+            raise SnapshotRefused(f"blocks of {meta['block']} bytes, this version checks {BLOCK}")
+        if os.fstat(handle.fileno()).st_size < base + meta["size"]:
             raise SnapshotRefused("truncated")
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
     crcs = np.frombuffer(header, dtype="<u4", count=meta["blocks"], offset=text_size).tolist()

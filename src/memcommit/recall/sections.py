@@ -24,8 +24,10 @@ import numpy as np
 
 from memcommit.errors import IndexDamaged
 
-#: Bytes per checked block: small enough that a recall checks little more than it reads.
-BLOCK = 1 << 16
+#: Bytes per checked block: small enough that a recall checks little more than it reads
+#: (a rare term's postings are a few hundred bytes); 64 KiB blocks made the first pass
+#: of queries over a million memories a third slower.
+BLOCK = 1 << 14
 
 
 class Damage:
