@@ -98,7 +98,8 @@ def apply(store, commit, now, made):
             alive = [i for i in made if made[i]]
             if op == "add" or not alive:
                 memory_id = f"m{len(made)}"
-                tx.add(text, id=memory_id, tenant=tenant, session=f"s{pick % 3}")
+                key = f"k{pick % 3}" if pick % 2 else None  # later ones retire the latest
+                tx.add(text, id=memory_id, tenant=tenant, session=f"s{pick % 3}", key=key)
                 made[memory_id] = True
                 continue
             target = alive[pick % len(alive)]
@@ -134,6 +135,26 @@ def test_snapshot_caught_up_equals_an_index_built_from_scratch(make_store, now, 
             store_index(fresh).rebuild(tenant)
             assert answers(loaded, tenant, later) == answers(fresh, tenant, later)
             assert answers(writer, tenant, later) == answers(fresh, tenant, later)
+
+
+def test_writes_after_a_build_or_a_load_keep_the_latest_fact_per_key(make_store, now):
+    """A built or loaded index makes its key maps from its columns at its first write."""
+    store = make_store("s.db")
+    fill(store, now)
+    recall(store, "alpha", tenant="t", now=now)  # built here, in bulk
+    with store.commit(message="newer facts", now=now) as tx:
+        tx.add("alpha newest", id="n1", tenant="t", key="k0")
+        tx.update("m3", content="gamma again")  # m3 holds key k3
+    loaded = make_store("s.db")
+    fresh = make_store("s.db")
+    store_index(fresh).rebuild("t")
+    expected = answers(fresh, "t", now)
+    assert answers(store, "t", now) == expected
+    assert answers(loaded, "t", now) == expected
+    with store.commit(message="newest", now=now) as tx:
+        tx.add("alpha even newer", id="n2", tenant="t", key="k0")
+    store_index(fresh).rebuild("t")
+    assert answers(store, "t", now) == answers(loaded, "t", now) == answers(fresh, "t", now)
 
 
 def test_deleting_the_snapshot_loses_nothing_and_the_build_reports_progress(make_store, now):

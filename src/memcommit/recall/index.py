@@ -234,6 +234,7 @@ class TenantIndex:
         self.df = array("i", counts.astype(np.int32).tobytes())
 
     def _put_batch(self, batch: list[Memory]) -> None:
+        self._key_maps()  # (from the columns as they are before this batch changes them)
         for memory in batch:
             old = self.ids.find(memory.id)
             if old is not None:
@@ -254,6 +255,7 @@ class TenantIndex:
         with self.lock:
             doc = self.ids.find(memory_id)
             if doc is not None:
+                self._key_maps()  # (from the columns as they are before this change)
                 self.ids.forget(memory_id)
                 self._retire(doc)
                 self.generation += 1
@@ -346,7 +348,8 @@ class TenantIndex:
         """Key code -> its current documents, and -> the latest of them (built on first write).
 
         A restored or merged index builds them from its key and latest columns
-        when a write first needs them: a read never pays for them.
+        when a write first needs them, before the write changes any column: a
+        read never pays for them.
         """
         if self._keys is None:
             members: dict[int, set[int]] = {}
