@@ -186,8 +186,8 @@ class _Run:
         with index.lock:
             snap = self.snap = index.snapshot()
             self.search = CosineSearch(index, query.terms)
-            if isinstance(scorer, PresortedScorer) and query.recency_weight == 0.0:
-                always = self._presorted(scorer.presort(query, self.search))
+            if query.recency_weight == 0.0 and _presorts(scorer):
+                always = self._presorted(cast(PresortedScorer, scorer).presort(query, self.search))
             else:
                 always = self._scored(scorer)
         created, ids = snap.created, snap.ids
@@ -289,6 +289,11 @@ class _Run:
             self.packer,
             self.source.load,
         )
+
+
+def _presorts(scorer: Scorer | BatchScorer) -> bool:
+    """Whether ``scorer`` is a `PresortedScorer` (its attributes read, not a protocol check)."""
+    return hasattr(scorer, "name") and callable(getattr(scorer, "presort", None))
 
 
 def _unit_interval(field: str, value: Any) -> float:

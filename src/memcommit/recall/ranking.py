@@ -143,9 +143,12 @@ class Ranking:
             passed = self._top_positions(take)
             docs, values = self.docs[passed].tolist(), self.values[passed].tolist()
         created, ids = self.snap.created, self.snap.ids
-        order = sorted(
-            range(len(docs)), key=lambda p: (-values[p], int(created[docs[p]]), ids[docs[p]])
-        )
+        times = created[docs].tolist()
+        keys = list(zip(values, times, strict=True))
+        if len(set(keys)) == len(keys):  # no tie to break by id: ids stay unread
+            order = sorted(range(len(docs)), key=lambda p: (-values[p], times[p]))
+        else:
+            order = sorted(range(len(docs)), key=lambda p: (-values[p], times[p], ids[docs[p]]))
         return (
             np.array([docs[p] for p in order], dtype=np.int64),
             np.array([values[p] for p in order], dtype=np.float64),
