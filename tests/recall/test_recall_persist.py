@@ -137,6 +137,32 @@ def test_snapshot_caught_up_equals_an_index_built_from_scratch(make_store, now, 
             assert answers(writer, tenant, later) == answers(fresh, tenant, later)
 
 
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(histories, st.sets(st.integers(0, 5)))
+def test_a_live_index_fed_its_own_commits_equals_one_built_from_scratch(
+    make_store, now, history, recall_after
+):
+    """A Store's own commits hand their versions to its live index, which reads nothing back."""
+    name = f"live{next(_names)}.db"
+    writer = make_store(name)
+    made: dict[str, bool] = {}
+    for tenant in ("t", "u"):
+        recall(writer, "alpha", tenant=tenant, now=now)  # the index is live from the start
+    for step, commit in enumerate(history):
+        apply(writer, commit, now + timedelta(minutes=step), made)
+        if step in recall_after:
+            recall(writer, "beta", tenant="t", now=now + timedelta(minutes=step))
+    later = now + timedelta(hours=1)
+    with writer, make_store(name) as fresh:
+        for tenant in ("t", "u"):
+            store_index(fresh).rebuild(tenant)
+            assert answers(writer, tenant, later) == answers(fresh, tenant, later)
+
+
 def test_writes_after_a_build_or_a_load_keep_the_latest_fact_per_key(make_store, now):
     """A built or loaded index makes its key maps from its columns at its first write."""
     store = make_store("s.db")

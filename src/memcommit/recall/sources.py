@@ -91,6 +91,7 @@ class StoreIndex:
         self.opened: dict[str, str] = {}
         self._damage: dict[str, Damage] = {}  # tenants opened from a snapshot: its blocks' state
         self.pending: list[str] = []  # memories of own commits, indexed at the next recall
+        self.ready: list[Memory] = []  # versions own commits handed over, indexed likewise
         self.progress = progress
         self.directory = snapshot_dir(store)
         self.lock = threading.RLock()
@@ -272,27 +273,37 @@ class StoreIndex:
             raise
 
     def _on_commit(self, commit: Commit) -> None:
-        """Note the commit's memories; they are indexed at the next recall, in one read.
+        """Note the commit's memories; they are indexed at the next recall.
 
-        A commit pays a list append, not a read of what it wrote. A purge is
+        A commit of this Store hands over the versions it wrote, so catching
+        up reads nothing; otherwise its ids are read then, in one read. A purge is
         applied at once (its words leave the snapshot now); so many pending
         changes that catching up costs more than opening again drop the indexes.
         """
         with self.lock:
-            if self.tenants:
+            written = self.store.written(commit) if self.tenants else None
+            if written is not None:  # this Store's own commit: its versions are at hand
+                self.ready += written
+            elif self.tenants:
                 self.pending += [c.memory_id for c in commit.changes if c.memory_id]
-            if len(self.pending) > CATCH_UP_LIMIT:
+            if len(self.pending) + len(self.ready) > CATCH_UP_LIMIT:
                 self.tenants.clear()
                 self._damage.clear()
-                self.pending = []
+                self.pending, self.ready = [], []
             elif any(change.op == "purge" for change in commit.changes):
                 self._flush()
             if commit.seq == self.seen + 1:  # otherwise another writer's commits came between
                 self.seen = commit.seq
 
     def _flush(self) -> None:
-        """Index the memories of this store's own commits noted since the last recall."""
+        """Index the memories of this store's own commits noted since the last recall.
+
+        Versions a commit handed over go first; ids are read after them, so a
+        read (always the newest version) is never overwritten by an older one.
+        """
+        ready, self.ready = self.ready, []
         pending, self.pending = self.pending, []
+        self._put_all(ready)
         self._apply(pending)
 
     def _apply(self, ids: list[str]) -> None:
@@ -303,10 +314,14 @@ class StoreIndex:
             if not ids or not self.tenants:
                 return
             found = {m.id: m for m in store.find(ids=ids, live=False)}  # trace ids: absent
+            self._put_all([found[memory_id] for memory_id in ids if memory_id in found])
+
+    def _put_all(self, memories: list[Memory]) -> None:
+        """Put ``memories`` (in order: a later version wins) into the indexes of their tenants."""
+        with self.lock:
             changed: dict[str, list[Memory]] = {}
-            for memory_id in ids:
-                memory = found.get(memory_id)
-                if memory is not None and memory.tenant in self.tenants:
+            for memory in memories:
+                if memory.tenant in self.tenants:
                     changed.setdefault(memory.tenant, []).append(memory)
             for tenant, memories in changed.items():
                 try:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
 from memcommit import inputs
 from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
-from memcommit.model import Commit
+from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
 from memcommit.store.backends.base import Backend
 from memcommit.store.ids import commit_id
@@ -56,6 +56,7 @@ class Core:
         self._subscribers: list[tuple[Callable[[Commit], Any], str | None]] = []
         self.closed = False
         self._landed: tuple[tuple[int, str], datetime] | None = None  # (tip, time) we landed
+        self._written: tuple[int, Sequence[Memory]] = (0, ())  # seq we landed, its versions
 
     def close(self) -> None:
         """Close the backend once; later calls raise `StoreClosed`."""
@@ -116,8 +117,14 @@ class Core:
                     tx.closed = True
         tx.result = batch.commit
         self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
+        self._written = (batch.commit.seq, batch.versions)
         deferred = [self.scrub, *tx.deferred] if batch.purges else tx.deferred
         self._after(batch.commit, batch.tenants, deferred)
+
+    def written(self, commit: Commit) -> Sequence[Memory] | None:
+        """The memory versions ``commit`` wrote, when it is the newest this Store landed."""
+        seq, versions = self._written
+        return versions if commit.seq == seq else None
 
     def scrub(self) -> bool:
         """`Store.scrub`: the backend's removal of purged content beyond the live rows."""

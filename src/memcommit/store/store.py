@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
 from memcommit.errors import InvalidInput
-from memcommit.model import Commit
+from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
 from memcommit.store.backends import open_backend
 from memcommit.store.backends.base import Backend
@@ -71,6 +71,15 @@ class Store(StoreApi):
         """Call ``fn(store, commit)`` after every landed commit that purged memories."""
         if fn not in Store._purge_hooks:
             Store._purge_hooks.append(fn)
+
+    def written(self, commit: Commit) -> Sequence[Memory] | None:
+        """The memory versions ``commit`` wrote, if it is the newest this Store object landed.
+
+        For a commit hook (`on_commit`) keeping derived data current: what the
+        commit wrote, without reading it back. None for any other commit (another
+        Store's or another process's: read those through `diff`).
+        """
+        return self._core.written(commit)
 
     def _after_purge(self, commit: Commit) -> None:
         """Tell the purge hooks (`connect_purge`) of a landed commit that purged."""
