@@ -92,6 +92,20 @@ def test_document_ids_behave_like_a_list_and_a_dict(stored, history, decoded):
     assert order.tolist() == sorted(range(len(kept)), key=kept.__getitem__)
 
 
+def test_stored_ids_are_found_by_bisection_and_new_ones_missed_without_decoding_the_table():
+    stored = [f"{i:04d}" for i in range(10, 200, 2)]
+    docs = DocIds()
+    docs.extend(stored)
+    ids = DocIds.packed(*docs.take(np.arange(len(stored))))
+    for later in range(200, 200 + 2 * lookups_before_decoding(len(stored))):  # a commit's new ids
+        assert ids.find(f"{later:04d}") is None
+    assert ids._found is None  # still read in place: ids past every stored one cost no bisection
+    for absent in ["0000", "0011", "0199", "1000", "", "0010x"]:
+        assert ids.find(absent) is None
+    for doc, name in enumerate(stored):
+        assert ids.find(name) == doc
+
+
 WORDS = ["hike", "hiking", "hiked", "hikes", "run", "running", "runs", "café", "cafés", "zebra"]
 
 

@@ -132,7 +132,9 @@ class DocIds(Sequence[str]):
     The first documents may come from a snapshot (blob, offsets and the
     permutation that sorts them by id, all mapped); later ones are Python
     strings. `find` gives the newest document of an id (the caller checks it is
-    current); `ranks` gives each document's place in id order.
+    current); an id outside the stored ids' range (a new memory's: ids sort by
+    creation) is missed without a bisection, and does not count towards decoding
+    the table. `ranks` gives each document's place in id order.
     """
 
     def __init__(self, stored: Strings | None = None, order: Section | None = None) -> None:
@@ -144,6 +146,7 @@ class DocIds(Sequence[str]):
         self._found: dict[str, int] | None = None  # ``stored`` decoded, after many lookups
         self._lookups = 0
         self._ranks: np.ndarray | None = None
+        self._range: tuple[bytes, bytes] | None = None  # smallest and largest stored id
         self._recent: dict[int, str] = {}  # stored ids decoded lately (a query reads each often)
         self._lock = threading.Lock()
 
@@ -203,12 +206,19 @@ class DocIds(Sequence[str]):
         if self._found is not None:
             return self._found.get(memory_id)
         assert self._stored is not None and self._order is not None
+        key, raw, order = memory_id.encode(), self._stored.raw, self._order
+        if not self._base:
+            return None
+        if self._range is None:
+            ends = order.rows(0, 1)[0], order.rows(self._base - 1, self._base)[0]
+            self._range = (raw(int(ends[0])), raw(int(ends[1])))
+        if not self._range[0] <= key <= self._range[1]:  # a new memory's id sorts after all
+            return None
         self._lookups += 1
         if self._lookups > lookups_before_decoding(self._base):
             ids = self._stored.decoded()
             self._found = dict(zip(ids, range(len(ids)), strict=True))
             return self._found.get(memory_id)
-        key, raw, order = memory_id.encode(), self._stored.raw, self._order
         low, high = 0, self._base
         while low < high:
             middle = (low + high) // 2
@@ -216,8 +226,6 @@ class DocIds(Sequence[str]):
                 low = middle + 1
             else:
                 high = middle
-        if low == self._base:
-            return None
         doc = int(order.rows(low, low + 1)[0])
         return doc if raw(doc) == key else None
 

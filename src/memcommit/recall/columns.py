@@ -76,11 +76,17 @@ class Column:
         self.size += 1
 
     def extend(self, values: Sequence[Any] | np.ndarray) -> None:
-        """Add several values at the end."""
-        count = len(values)
-        self._reserve(count)
-        self.data[self.size : self.size + count] = values
-        self.size += count
+        """Add several values at the end (one value is stored as a scalar: a commit's usual)."""
+        count, size = len(values), self.size
+        data = self._data if self._stored is None else self.data
+        if size + count > len(data):
+            self._reserve(count)
+            data = self._data
+        if count == 1:
+            data[size] = values[0]
+        else:
+            data[size : size + count] = values
+        self.size = size + count
 
     def view(self) -> np.ndarray:
         """The filled part (a view: valid after later appends, but blind to them)."""

@@ -261,24 +261,33 @@ class TenantIndex:
                 self.generation += 1
 
     def _append_columns(self, batch: list[Memory]) -> None:
-        contents = [memory.content or "" for memory in batch]
-        self.alive.extend(np.ones(len(batch), dtype=np.bool_))
-        self.kind.extend([self.kinds.code(m.kind) for m in batch])
-        self.scope.extend([self.scopes.code(m.scope) for m in batch])
-        self.session.extend([self.sessions.code(m.session) for m in batch])
-        self.key.extend([self.keys.code(m.key) for m in batch])
-        self.tier.extend([self.tiers.code(m.tier) for m in batch])
-        self.created.extend([to_micros(m.created_at, NO_START) for m in batch])
-        self.commit.extend([m.created_commit or 0 for m in batch])
-        self.valid_from.extend([to_micros(m.valid_from, NO_START) for m in batch])
-        self.valid_to.extend([to_micros(m.valid_to, NO_END) for m in batch])
-        self.status_ok.extend([m.status == "active" and m.superseded_by is None for m in batch])
-        self.always.extend([bool(m.always) for m in batch])
-        self.latest.extend(np.ones(len(batch), dtype=np.bool_))
-        self.words.extend([len(text.split()) for text in contents])
-        self.chars.extend([len(text) for text in contents])
-        self.token_count.extend([m.token_count or 0 for m in batch])
-        self.speaker.extend([self.speakers.code(speaker_of(m)) for m in batch])
+        """One row per memory, in `_COLUMNS` order, appended column by column."""
+        rows = [self._row(memory) for memory in batch]
+        for name, values in zip(_COLUMNS, zip(*rows, strict=True), strict=True):
+            getattr(self, name).extend(values)
+
+    def _row(self, memory: Memory) -> tuple[object, ...]:
+        """``memory``'s value in each of `_COLUMNS` (a new document: alive and latest)."""
+        text = memory.content or ""
+        return (
+            True,
+            self.kinds.code(memory.kind),
+            self.scopes.code(memory.scope),
+            self.sessions.code(memory.session),
+            self.keys.code(memory.key),
+            self.tiers.code(memory.tier),
+            to_micros(memory.created_at, NO_START),
+            memory.created_commit or 0,
+            to_micros(memory.valid_from, NO_START),
+            to_micros(memory.valid_to, NO_END),
+            memory.status == "active" and memory.superseded_by is None,
+            bool(memory.always),
+            True,
+            len(text.split()),
+            len(text),
+            memory.token_count or 0,
+            self.speakers.code(speaker_of(memory)),
+        )
 
     def _append_terms(self, batch: list[Memory], first: int) -> None:
         vocabulary, df, delta = self.vocabulary, self.df, self.delta

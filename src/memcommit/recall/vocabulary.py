@@ -36,7 +36,7 @@ class Vocabulary:
             self._stem_terms = stored["stem_terms"]  # stored term ids grouped by stem
         self._first = len(self._terms) if self._terms is not None else 0
         self._first_stem = len(self._stems) if self._stems is not None else 0
-        self._ids: dict[str, int] = {}  # terms added since: text -> id
+        self._ids: dict[str, int] = {}  # terms added since, and stored ones written: text -> id
         self._added: list[str] = []
         self._added_stem_of: list[int] = []
         self._stem_codes: dict[str, int] = {}  # stems added since: text -> code
@@ -58,21 +58,29 @@ class Vocabulary:
         return found
 
     def id(self, term: str) -> int:
-        """The id of ``term``, assigned on first sight."""
+        """The id of ``term``, assigned on first sight.
+
+        A stored term's id is kept beside the added ones, so writing it again
+        costs one dict lookup (as for a term added since).
+        """
         found = self._ids.get(term)  # (the common case first: one dict lookup)
-        if found is None:
-            found = self.get(term)
         if found is not None:
             return found
+        if self._terms is not None:
+            found = self._terms.find(term)
+            if found is not None:
+                self._ids[term] = found
+                return found
         with self._lock:
             found = self._ids.get(term)
             if found is None:
                 found = len(self)
-                code = self._stem_code(stem(term))
+                root = stem(term)
+                code = self._stem_code(root)
                 if code is None:
                     code = self._first_stem + len(self._added_stems)
-                    self._added_stems.append(stem(term))
-                    self._stem_codes[stem(term)] = code
+                    self._added_stems.append(root)
+                    self._stem_codes[root] = code
                 self._added.append(term)
                 self._added_stem_of.append(code)
                 self._by_stem.setdefault(code, []).append(found)
