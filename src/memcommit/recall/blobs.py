@@ -93,7 +93,7 @@ class Sorted:
         self.strings = strings
         self._found: dict[str, int | None] = {}  # lookups so far, then every string
         self._decoded = False
-        self._table: tuple[bytes, np.ndarray] | None = None  # blob and offsets, checked
+        self._table: tuple[bytes, memoryview] | None = None  # blob and offsets, checked
 
     def __len__(self) -> int:
         return len(self.strings)
@@ -111,7 +111,8 @@ class Sorted:
             self._decoded = True
             return self._found.get(text)
         if self._table is None:
-            self._table = (self.strings.blob.whole().tobytes(), self.strings.starts.whole())
+            starts = self.strings.starts.whole().data  # (a memoryview: ints, not numpy scalars)
+            self._table = (self.strings.blob.whole().tobytes(), starts)
         blob, starts = self._table
         key = text.encode()
         low, high = 0, len(self)
