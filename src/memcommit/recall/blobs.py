@@ -111,7 +111,9 @@ class Sorted:
             self._decoded = True
             return self._found.get(text)
         if self._table is None:
-            starts = self.strings.starts.whole().data  # (a memoryview: ints, not numpy scalars)
+            offsets = self.strings.starts.whole()
+            native = offsets.astype(offsets.dtype.newbyteorder("="), copy=False)
+            starts = native.data  # (a memoryview: reads give ints, not numpy scalars)
             self._table = (self.strings.blob.whole().tobytes(), starts)
         blob, starts = self._table
         key = text.encode()
