@@ -435,7 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         f"\nimport memcommit {ours['import_ms']:.0f} ms; RSS after one recall "
         f"{ours['rss_mb']:.0f} MB; index snapshot on disk {snapshot / 2**20:.0f} MB "
         f"(store file {plain.stat().st_size / 2**20:.0f} MB); built through the API in "
-        f"{stored:.0f} s, first index build {indexed:.1f} s"
+        f"{stored:.0f} s, first index build {indexed:.1f} s (both timed when the cache was "
+        "built, by the code of that day: delete it to time them again)"
     )
     walls = [cli_wall(plain, q) for q in qs[:3]]
     print(f"memcommit recall CLI, end to end: {statistics.median(walls):.2f} s (median of 3)")

@@ -202,7 +202,7 @@ class _Run:
         always: np.ndarray = self.snap.always_docs
         always = always[self._passes(always)]
         ranking = self.ranking = Ranking(self.snap, presorted.levels, self._passes)
-        mine = presorted.relevance(always)
+        mine = presorted.relevance(always) if len(always) else np.zeros(0)
         best = max(ranking.best(), float(mine.max()) if len(mine) else 0.0)
         scale = presorted.scale
         if scale is not None and best > 0.0:
