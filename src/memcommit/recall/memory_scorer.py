@@ -108,28 +108,27 @@ def _nearby(
 
     A turn gains the best ``values`` of the turns right before and after it,
     plus half the best of those two turns away. Follows the index's session
-    links from ``inside`` only, so a long session costs no more than a short
-    one. A link is one-to-one (each turn has one turn before and one after),
-    so no target repeats within one link.
+    links from ``inside`` only, and keeps arrays as long as what they reach,
+    so a long session costs no more than a short one.
     """
-    near, far = np.zeros(index.alive.size), np.zeros(index.alive.size)
-    reached_docs = []
+    reached: list[tuple[np.ndarray, np.ndarray, bool]] = []  # targets, values, adjacent
     for link in index.session_links():
         once = link[inside]
         found = once >= 0
-        targets, reached = once[found], values[found]
-        near[targets] = np.maximum(near[targets], reached)
+        targets, lent = once[found], values[found]
         twice = link[targets]
         reach = twice >= 0
-        farther = twice[reach]
-        far[farther] = np.maximum(far[farther], reached[reach])
-        reached_docs += [targets, farther]
-    docs = (
-        maxscore.union([np.sort(found) for found in reached_docs])
-        if reached_docs
-        else np.zeros(0, np.int64)
-    )
-    gains: np.ndarray = near[docs] + far[docs] / 2.0
+        reached += [(targets, lent, True), (twice[reach], lent[reach], False)]
+    if not reached:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    targets = np.concatenate([r[0] for r in reached])
+    docs, slot = np.unique(targets, return_inverse=True)
+    near, far = np.zeros(len(docs)), np.zeros(len(docs))
+    start = 0
+    for found, lent, adjacent in reached:  # the best value per target, adjacent and two away
+        np.maximum.at(near if adjacent else far, slot[start : start + len(found)], lent)
+        start += len(found)
+    gains: np.ndarray = near + far / 2.0
     return docs, gains
 
 
