@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from memcommit.model import Memory
 from memcommit.recall import Words, maxscore, recall
-from memcommit.recall.columns import to_micros
+from memcommit.recall.columns import NO_START, iso_micros, iso_micros_many, to_micros
 from memcommit.recall.components import Components
 from memcommit.recall.filters import PASSED, Scope, apply, passes
 from memcommit.recall.index import TenantIndex
@@ -206,3 +206,19 @@ def test_the_quick_filter_agrees_with_the_reasons(
     now_us = to_micros(NOW, 0)
     expected = apply(snap, scope, now_us, docs) == PASSED
     assert passes(snap, scope, now_us, docs).tolist() == expected.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-62135596800000000, 253402300799999999),  # years 1 to 9999
+            st.sampled_from([NO_START, 0, -1, -30610224000000001, 253402300799999999]),
+        ),
+        max_size=30,
+    )
+)
+def test_many_instants_are_written_as_one_at_a_time(micros):
+    """Packing writes its entries' times at once; poolsplit sees the strings it always did."""
+    values = np.array(micros, dtype=np.int64)
+    assert iso_micros_many(values) == [iso_micros(m) for m in micros]

@@ -37,7 +37,7 @@ import numpy as np
 import poolsplit
 from memcommit.model import Memory
 from memcommit.recall.budget import Tokens, Words
-from memcommit.recall.columns import iso_micros
+from memcommit.recall.columns import iso_micros_many
 from memcommit.recall.index import Snapshot
 from memcommit.recall.ranking import Ranking
 
@@ -119,13 +119,14 @@ class Packer:
         memories = None if exact else self.load([snap.ids[doc] for doc in docs])
         kinds, scopes = snap.kinds.values, snap.scopes.values
         always = snap.always
+        created = iso_micros_many(snap.created[doc_array])
         entries = []
         for position, (doc, score) in enumerate(zip(docs, scores, strict=True)):
             entry = {
                 "id": snap.ids[doc],
                 "type": kinds[snap.kind[doc]],
                 "scope": "always" if always[doc] else scopes[snap.scope[doc]],
-                "created": iso_micros(int(snap.created[doc])),
+                "created": created[position],
                 "score": score,
                 "doc": doc,
             }

@@ -203,13 +203,21 @@ class _Run:
         always = always[self._passes(always)]
         ranking = self.ranking = Ranking(self.snap, presorted.levels, self._passes)
         mine = presorted.relevance(always) if len(always) else np.zeros(0)
-        best = max(ranking.best(), float(mine.max()) if len(mine) else 0.0)
+
+        def best() -> float:
+            """The highest relevance of any passing memory (scores scale by it)."""
+            return max(ranking.best(), float(mine.max()) if len(mine) else 0.0)
+
         scale = presorted.scale
-        if scale is not None and best > 0.0:
-            ranking.scaled(lambda values: scale(values, best))
-            mine = np.where(mine > 0.0, scale(mine, best), np.nan)
+        if scale is not None:  # the scale needs the best now; otherwise only parts may
+            highest = best()
+            if highest > 0.0:
+                ranking.scaled(lambda values: scale(values, highest))
+                mine = np.where(mine > 0.0, scale(mine, highest), np.nan)
+            self.components = functools.partial(presorted.parts, highest)
+        else:
+            self.components = lambda: presorted.parts(best())
         self.always_scores = np.where(mine > 0.0, mine, np.nan)
-        self.components = functools.partial(presorted.parts, best)
         self._always_docs = always
         return always
 
