@@ -12,7 +12,7 @@ its code, is a `memcommit.recall.reasons.Reason`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -135,41 +135,57 @@ def _codes(table: Codes, values: Iterable[str]) -> np.ndarray:
     return np.array([code for code in found if code is not None], dtype=np.int64)
 
 
-def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
-    """The code of the first filter each of ``docs`` fails (`Reason.code`; PASSED: none)."""
-    reasons = np.zeros(len(docs), dtype=np.int8)
-    R = Reason
-
-    def fail(reason: Reason, failed: np.ndarray) -> None:
-        reasons[(reasons == PASSED) & failed] = reason.code
-
+def _failures(
+    snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray
+) -> Iterator[tuple[Reason, np.ndarray]]:
+    """Each filter the scope sets, in order: its reason, and where ``docs`` fail it."""
     if scope.kinds is not None:
-        fail(R.STORE_TYPE, ~np.isin(snap.kind[docs], _codes(snap.kinds, scope.kinds)))
+        yield Reason.STORE_TYPE, ~_member(snap.kind[docs], snap.kinds, scope.kinds)
     if scope.pool_kinds is not None:
-        drawn = np.isin(snap.kind[docs], _codes(snap.kinds, scope.pool_kinds))
-        fail(R.STORE_TYPE, ~drawn & ~snap.always[docs])
+        drawn = _member(snap.kind[docs], snap.kinds, scope.pool_kinds)
+        yield Reason.STORE_TYPE, ~drawn & ~snap.always[docs]
     if scope.scopes is not None:
-        fail(R.OTHER_SCOPE, ~np.isin(snap.scope[docs], _codes(snap.scopes, scope.scopes)))
+        yield Reason.OTHER_SCOPE, ~_member(snap.scope[docs], snap.scopes, scope.scopes)
     if not scope.include_previous_sessions:
         current = snap.sessions.get(scope.session)
-        fail(R.PREVIOUS_SESSION, snap.session[docs] != (-2 if current is None else current))
+        yield Reason.PREVIOUS_SESSION, snap.session[docs] != (-2 if current is None else current)
     if scope.max_age is not None:
         created = snap.created[docs]
         ages = now_us - np.where(created == NO_START, now_us, created)  # unknown: age 0
-        fail(R.TOO_OLD, ages > scope.max_age // timedelta(microseconds=1))
+        yield Reason.TOO_OLD, ages > scope.max_age // timedelta(microseconds=1)
     if scope.latest_per_key:
-        fail(R.OLDER_KEY_VERSION, ~snap.latest[docs])
+        yield Reason.OLDER_KEY_VERSION, ~snap.latest[docs]
     if scope.live:
         holds = snap.status_ok[docs] & (snap.valid_from[docs] <= now_us)
-        fail(R.NO_LONGER_HOLDS, ~(holds & (now_us < snap.valid_to[docs])))
+        yield Reason.NO_LONGER_HOLDS, ~(holds & (now_us < snap.valid_to[docs]))
     if scope.tiers is not None:
         tier = snap.tier[docs]
-        kept = ~np.isin(tier, _codes(snap.tiers, scope.tiers))
+        kept = ~_member(tier, snap.tiers, scope.tiers)
         archive = snap.tiers.get("archive")
         is_archive = tier == (-2 if archive is None else archive)
-        fail(R.ARCHIVED, kept & is_archive)
-        fail(R.OTHER_TIER, kept & ~is_archive)
+        yield Reason.ARCHIVED, kept & is_archive
+        yield Reason.OTHER_TIER, kept & ~is_archive
+
+
+def apply(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
+    """The code of the first filter each of ``docs`` fails (`Reason.code`; PASSED: none)."""
+    reasons = np.zeros(len(docs), dtype=np.int8)
+    for reason, failed in _failures(snap, scope, now_us, docs):
+        reasons[(reasons == PASSED) & failed] = reason.code
     return reasons
+
+
+def passes(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
+    """True where a document of ``docs`` passes every filter: ``apply(...) == PASSED``.
+
+    Ranking asks only this of the few documents it reads; the reasons are
+    worked out by `apply` when an explanation is read.
+    """
+    ok = np.ones(len(docs), dtype=bool)
+    if len(docs):
+        for _, failed in _failures(snap, scope, now_us, docs):
+            ok &= ~failed
+    return ok
 
 
 def _member(column: np.ndarray, table: Codes, names: Iterable[str]) -> np.ndarray:
@@ -178,35 +194,3 @@ def _member(column: np.ndarray, table: Codes, names: Iterable[str]) -> np.ndarra
     wanted[_codes(table, names)] = True
     found: np.ndarray = wanted[column]
     return found
-
-
-def passes(snap: Snapshot, scope: Scope, now_us: int, docs: np.ndarray) -> np.ndarray:
-    """True where a document of ``docs`` passes every filter: ``apply(...) == PASSED``, faster.
-
-    Ranking asks only this of the few documents it reads; the reasons are
-    worked out by `apply` when an explanation is read.
-    """
-    ok = np.ones(len(docs), dtype=bool)
-    if not len(docs):
-        return ok
-    if scope.kinds is not None:
-        ok &= _member(snap.kind[docs], snap.kinds, scope.kinds)
-    if scope.pool_kinds is not None:
-        ok &= _member(snap.kind[docs], snap.kinds, scope.pool_kinds) | snap.always[docs]
-    if scope.scopes is not None:
-        ok &= _member(snap.scope[docs], snap.scopes, scope.scopes)
-    if not scope.include_previous_sessions:
-        current = snap.sessions.get(scope.session)
-        ok &= snap.session[docs] == (-2 if current is None else current)
-    if scope.max_age is not None:
-        created = snap.created[docs]
-        ages = now_us - np.where(created == NO_START, now_us, created)
-        ok &= ages <= scope.max_age // timedelta(microseconds=1)
-    if scope.latest_per_key:
-        ok &= snap.latest[docs]
-    if scope.live:
-        ok &= snap.status_ok[docs] & (snap.valid_from[docs] <= now_us)
-        ok &= now_us < snap.valid_to[docs]
-    if scope.tiers is not None:
-        ok &= _member(snap.tier[docs], snap.tiers, scope.tiers)
-    return ok

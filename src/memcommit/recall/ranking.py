@@ -27,11 +27,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from memcommit.recall.index import Snapshot
+from memcommit.recall.maxscore import Level
 
 #: Filters a chunk of documents: True where a document passes every filter.
 Passes = Callable[[np.ndarray], np.ndarray]
-#: Candidate documents (ascending), their values, and the ceiling of every other document.
-Level = tuple[np.ndarray, np.ndarray, float]
 #: Scales values into scores, keeping their order.
 Scale = Callable[[np.ndarray], np.ndarray]
 
