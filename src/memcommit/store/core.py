@@ -56,7 +56,7 @@ class Core:
         self._subscribers: list[tuple[Callable[[Commit], Any], str | None]] = []
         self.closed = False
         self._landed: tuple[tuple[int, str], datetime] | None = None  # (tip, time) we landed
-        self._written: tuple[int, Sequence[Memory]] = (0, ())  # seq we landed, its versions
+        self._written: tuple[int, Sequence[Memory]] = (0, ())  # the commit whose hooks run
 
     def close(self) -> None:
         """Close the backend once; later calls raise `StoreClosed`."""
@@ -119,10 +119,13 @@ class Core:
         self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
         self._written = (batch.commit.seq, batch.versions)
         deferred = [self.scrub, *tx.deferred] if batch.purges else tx.deferred
-        self._after(batch.commit, batch.tenants, deferred)
+        try:
+            self._after(batch.commit, batch.tenants, deferred)
+        finally:
+            self._written = (0, ())  # for the hooks only: a bulk commit's versions are let go
 
     def written(self, commit: Commit) -> Sequence[Memory] | None:
-        """The memory versions ``commit`` wrote, when it is the newest this Store landed."""
+        """The versions ``commit`` wrote, while its hooks run (None for any other commit)."""
         seq, versions = self._written
         return versions if commit.seq == seq else None
 

@@ -73,11 +73,11 @@ class Store(StoreApi):
             Store._purge_hooks.append(fn)
 
     def written(self, commit: Commit) -> Sequence[Memory] | None:
-        """The memory versions ``commit`` wrote, if it is the newest this Store object landed.
+        """The memory versions ``commit`` wrote, while this Store runs its hooks.
 
         For a commit hook (`on_commit`) keeping derived data current: what the
-        commit wrote, without reading it back. None for any other commit (another
-        Store's or another process's: read those through `diff`).
+        commit wrote, without reading it back. None for any other commit, or
+        once the hooks have run (another Store's or process's: read `diff`).
         """
         return self._core.written(commit)
 
