@@ -38,7 +38,7 @@ from typing import Any
 
 import memcommit
 from memcommit.recall import recall
-from memcommit.recall.memory_scorer import MemoryScorer
+from memcommit.recall.scoring.memory import MemoryScorer
 
 DEV_FILE = Path("shared") / "data" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -263,7 +263,7 @@ def child_commits(store: str, other: str, texts: list[str]) -> dict:
     alternate, one commit each, so drift in the machine's speed falls on both.
     """
     import memcommit
-    from memcommit.recall.sources import store_index
+    from memcommit.recall.pipeline.sources import store_index
 
     def one(opened: memcommit.Store, i: int, catch_up: bool) -> tuple[float, float]:
         start = time.perf_counter()

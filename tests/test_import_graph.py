@@ -98,8 +98,8 @@ ALLOWED = {
 def test_the_graph_sees_the_layers_and_their_edges():
     edges = graph()
     assert "memcommit.store.backends.sql" in edges["memcommit.store.backends.sqlite"]
-    assert "memcommit.store.store" in edges["memcommit.recall.sources"]
-    assert "poolsplit" in edges["memcommit.recall.pack"]
+    assert "memcommit.store.store" in edges["memcommit.recall.pipeline.sources"]
+    assert "poolsplit" in edges["memcommit.recall.pipeline.pack"]
 
 
 def test_no_module_takes_part_in_an_import_cycle():

@@ -96,9 +96,9 @@ def test_memcommit_recall_stays_the_function_when_the_subpackage_loads_later():
         """
         import json, sys
         import memcommit
-        import memcommit.recall.budget  # the subpackage arrives before anyone asks for recall
+        import memcommit.recall.pipeline.budget  # the subpackage arrives before recall is asked for
         from memcommit.recall import Words
-        pipeline = sys.modules["memcommit.recall.pipeline"]
+        pipeline = sys.modules["memcommit.recall.pipeline.run"]
         print(json.dumps({
             "function": memcommit.recall is pipeline.recall,
             "words": memcommit.Words is Words,

@@ -122,7 +122,7 @@ def _recall(view: ViewLike, query: str, **kw: Any) -> Context:
 
 def _erase_purged(store: Store, commit: Commit) -> None:
     """After a purge, recall's snapshots on disk forget it too (loading the recall layer then)."""
-    from memcommit.recall.sources import erase_purged
+    from memcommit.recall.pipeline.sources import erase_purged
 
     erase_purged(store, commit)
 

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcommit.errors import IndexDamaged
-from memcommit.recall import persist
-from memcommit.recall.blobs import DocIds, Sorted, Strings, encode, lookups_before_decoding
-from memcommit.recall.index import Exported
-from memcommit.recall.sections import BLOCK, Section
-from memcommit.recall.stem import stem
-from memcommit.recall.vocabulary import SECTIONS, Vocabulary
+from memcommit.recall.index import persist
+from memcommit.recall.index.blobs import DocIds, Sorted, Strings, encode, lookups_before_decoding
+from memcommit.recall.index.sections import BLOCK, Section
+from memcommit.recall.index.stem import stem
+from memcommit.recall.index.tenant import Exported
+from memcommit.recall.index.vocabulary import SECTIONS, Vocabulary
 
 texts = st.text(alphabet="abé\n\0ü ", min_size=1, max_size=4)
 

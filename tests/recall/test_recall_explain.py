@@ -21,7 +21,7 @@ from memcommit.errors import InvalidInput
 from memcommit.model import KINDS as MODEL_KINDS
 from memcommit.model import Memory
 from memcommit.recall import Row, Tokens, Words, count_words, recall
-from memcommit.recall.columns import iso_micros, to_micros
+from memcommit.recall.index.columns import iso_micros, to_micros
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)
 VOCAB = ["alpha", "beta", "gamma", "delta", "logs", "pool", "timeout", "the"]

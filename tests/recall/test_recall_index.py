@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from memcommit.model import Memory
-from memcommit.recall.index import TenantIndex, Vocabulary
-from memcommit.recall.rank import cosines
-from memcommit.recall.stem import stem
-from memcommit.recall.text import term_counts, tokenize
+from memcommit.recall.index.stem import stem
+from memcommit.recall.index.tenant import TenantIndex, Vocabulary
+from memcommit.recall.index.text import term_counts, tokenize
+from memcommit.recall.scoring.cosine import cosines
 
 WORDS = [
     "apple",

@@ -16,9 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memcommit.errors import IndexDamaged
-from memcommit.recall import persist, recall, sources
-from memcommit.recall.index import Exported
-from memcommit.recall.sources import (
+from memcommit.recall import recall
+from memcommit.recall.index import persist
+from memcommit.recall.index.tenant import Exported
+from memcommit.recall.pipeline import sources
+from memcommit.recall.pipeline.sources import (
     Source,
     snapshot_dir,
     snapshot_name,

@@ -12,7 +12,7 @@ import memcommit
 import poolsplit
 from memcommit.errors import InvalidInput, ScorerError
 from memcommit.recall import Context, Hybrid, Tokens, Words, recall
-from memcommit.recall.sources import store_index
+from memcommit.recall.pipeline.sources import store_index
 from memcommit.store.store import backing_store
 
 

@@ -1,7 +1,7 @@
 """The default scorer's conversation components: speakers, dates, spelling, and each score's parts.
 
-Unit behaviour of each component (recall/speakers.py, recall/when.py,
-recall/spelling.py), then the components at work through recall() on real
+Unit behaviour of each component (recall/scoring/speakers.py, recall/scoring/when.py,
+recall/scoring/spelling.py), then the components at work through recall() on real
 stores of both backends, the parts every row shows, determinism and
 insertion-order independence.
 """
@@ -19,12 +19,13 @@ from hypothesis import strategies as st
 
 from memcommit.model import Memory
 from memcommit.recall import recall
-from memcommit.recall.columns import Codes, to_micros
-from memcommit.recall.index import TenantIndex
-from memcommit.recall.memory_scorer import MemoryScorer
-from memcommit.recall.speakers import named_speakers, speaker_of
-from memcommit.recall.spelling import correction, normalized
-from memcommit.recall.when import asked_times, date_levels
+from memcommit.recall.index.columns import Codes, to_micros
+from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.index.text import speaker_of
+from memcommit.recall.scoring.memory import MemoryScorer
+from memcommit.recall.scoring.speakers import named_speakers
+from memcommit.recall.scoring.spelling import correction, normalized
+from memcommit.recall.scoring.when import asked_times, date_levels
 
 NOW = datetime(2024, 5, 10, 12, tzinfo=timezone.utc)  # a Friday
 

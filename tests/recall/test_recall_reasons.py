@@ -13,8 +13,8 @@ import memcommit
 import poolsplit
 from memcommit.model import Memory
 from memcommit.recall import REASONS, Reason, Words, recall
-from memcommit.recall.filters import PASSED
-from memcommit.recall.reasons import FILTERS
+from memcommit.recall.pipeline.filters import PASSED
+from memcommit.recall.pipeline.reasons import FILTERS
 from memcommit.workbench.view import other_tenant_row
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)

@@ -10,7 +10,7 @@ import pytest
 from recall_bank import Q_INCIDENT, Q_PROCEDURE, row, selected
 
 from memcommit.recall import Words
-from memcommit.recall.text import STOP_WORDS, tokenize
+from memcommit.recall.index.text import STOP_WORDS, tokenize
 
 # ── A nonempty context can omit the answer ─────────────────────────────────────
 

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcommit.model import Memory
-from memcommit.recall.index import TenantIndex
-from memcommit.recall.memory_scorer import _TOP, MemoryScorer, bm25
-from memcommit.recall.rank import Query
+from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.scoring.cosine import Query
+from memcommit.recall.scoring.memory import _TOP, MemoryScorer, bm25
 
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
 WORDS = ["alpha", "beta", "gamma", "deploy", "cache", "pool"]

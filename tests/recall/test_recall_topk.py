@@ -1,7 +1,7 @@
 """Top-k without reading every posting gives exactly what scoring everything gives.
 
 The built-in scorers rank before filtering and stop at the level whose ceiling
-no unread memory can beat (`memcommit.recall.maxscore`). The reference wraps
+no unread memory can beat (`memcommit.recall.scoring.maxscore`). The reference wraps
 the same scorer so that recall cannot presort: it filters every memory and
 scores every one that passed. Selection, every row (cosine, score, parts,
 reason, cost) and the counts must be identical, on tenants large enough for
@@ -18,14 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcommit.model import Memory
-from memcommit.recall import Words, maxscore, recall
-from memcommit.recall.columns import NO_START, iso_micros, iso_micros_many, to_micros
-from memcommit.recall.components import Components
-from memcommit.recall.filters import PASSED, Scope, apply, passes
-from memcommit.recall.index import TenantIndex
-from memcommit.recall.memory_scorer import MemoryScorer
-from memcommit.recall.rank import CosineSearch
-from memcommit.recall.scorers import Tfidf
+from memcommit.recall import Words, recall
+from memcommit.recall.index.columns import NO_START, iso_micros, iso_micros_many, to_micros
+from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.pipeline.filters import PASSED, Scope, apply, passes
+from memcommit.recall.scoring import maxscore
+from memcommit.recall.scoring.components import Components
+from memcommit.recall.scoring.cosine import CosineSearch
+from memcommit.recall.scoring.memory import MemoryScorer
+from memcommit.recall.scoring.scorers import Tfidf
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)
 COMMON = ["river", "stone", "cloud", "green", "light"]  # in most memories (not stop words)

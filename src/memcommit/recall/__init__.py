@@ -14,15 +14,15 @@ sources (store or list), filters, rank (cosines) and scorers, budget, pack
 at a time); reasons lists every reason a row can give for leaving a memory out.
 """
 
-from memcommit.recall.budget import Pool, TiktokenCounter, Tokens, Words, count_words
-from memcommit.recall.components import Components
-from memcommit.recall.context import STAGES, Context
-from memcommit.recall.explain import Explanation, ExplanationCounts
-from memcommit.recall.pipeline import recall
-from memcommit.recall.rank import Query
-from memcommit.recall.reasons import REASONS, Reason
-from memcommit.recall.row import Row
-from memcommit.recall.scorers import (
+from memcommit.recall.pipeline.budget import Pool, TiktokenCounter, Tokens, Words, count_words
+from memcommit.recall.pipeline.context import STAGES, Context
+from memcommit.recall.pipeline.explain import Explanation, ExplanationCounts
+from memcommit.recall.pipeline.reasons import REASONS, Reason
+from memcommit.recall.pipeline.row import Row
+from memcommit.recall.pipeline.run import recall
+from memcommit.recall.scoring.components import Components
+from memcommit.recall.scoring.cosine import Query
+from memcommit.recall.scoring.scorers import (
     BatchScorer,
     ExplainedScorer,
     Hybrid,

@@ -1,7 +1,7 @@
 """Term text <-> dense term id, and each term's stem: the vocabulary of a tenant index.
 
 Built in memory, the vocabulary is dicts and lists. Restored from a snapshot,
-it is the snapshot's sorted tables read in place (`memcommit.recall.blobs`):
+it is the snapshot's sorted tables read in place (`memcommit.recall.index.blobs`):
 the terms (a term's id is its position), the stems, each term's stem and the
 terms of each stem. A lookup bisects the terms; nothing is decoded up front, so
 a fresh process pays for the few terms its query names, not for the whole
@@ -14,9 +14,9 @@ import threading
 
 import numpy as np
 
-from memcommit.recall.blobs import Sorted, Strings, encode
-from memcommit.recall.sections import Section
-from memcommit.recall.stem import stem
+from memcommit.recall.index.blobs import Sorted, Strings, encode
+from memcommit.recall.index.sections import Section
+from memcommit.recall.index.stem import stem
 
 #: The arrays of a vocabulary in a snapshot (see `Vocabulary.export`).
 SECTIONS = ("terms", "term_starts", "stems", "stem_starts", "stem_of", "stem_ptr", "stem_terms")

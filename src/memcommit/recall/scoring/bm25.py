@@ -6,7 +6,7 @@ index changes). `Bm25Search.all` scores every document by summing the
 postings; `Bm25Search.of` scores chosen documents by lookup, with the same
 arithmetic in the same term order, so both give the same bits; `levels`
 serves a top-k search that skips the long postings of common terms
-(`memcommit.recall.maxscore`).
+(`memcommit.recall.scoring.maxscore`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memcommit.recall import maxscore
-from memcommit.recall.index import TenantIndex
-from memcommit.recall.maxscore import Level
+from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.scoring import maxscore
+from memcommit.recall.scoring.maxscore import Level
 
 _EMPTY = (np.zeros(0, dtype=np.int32), np.zeros(0))
 

@@ -21,8 +21,8 @@ own hits, not a pass over the whole tenant.
 
 An index restored from a snapshot (`TenantIndex.restore`) reads the
 snapshot's arrays in place: columns and postings are checked and brought into
-memory when first read (`memcommit.recall.sections`), ids and terms decoded one
-at a time (`memcommit.recall.blobs`), so a fresh process answers its first
+memory when first read (`memcommit.recall.index.sections`), ids and terms decoded one
+at a time (`memcommit.recall.index.blobs`), so a fresh process answers its first
 query without a pass over the tenant.
 """
 
@@ -41,14 +41,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memcommit.model import Memory
-from memcommit.recall import vocabulary as _vocabulary
-from memcommit.recall.blobs import DocIds, Strings, encode
-from memcommit.recall.columns import NO_END, NO_START, Codes, Column, to_micros
-from memcommit.recall.sections import Section
-from memcommit.recall.speakers import speaker_of
-from memcommit.recall.text import tokenize
-from memcommit.recall.tfidf import idfs, tf_weights
-from memcommit.recall.vocabulary import Vocabulary
+from memcommit.recall.index import vocabulary as _vocabulary
+from memcommit.recall.index.blobs import DocIds, Strings, encode
+from memcommit.recall.index.columns import NO_END, NO_START, Codes, Column, to_micros
+from memcommit.recall.index.sections import Section
+from memcommit.recall.index.text import speaker_of, tokenize
+from memcommit.recall.index.vocabulary import Vocabulary
+from memcommit.recall.scoring.tfidf import idfs, tf_weights
 
 _TF_MAX = np.iinfo(np.uint16).max
 _MEMO = 4096  # results kept by TenantIndex.memo
@@ -71,7 +70,7 @@ _COLUMNS = [
     "words",
     "chars",
     "token_count",
-    "speaker",  # quality hook: who said each memory (recall/speakers.py)
+    "speaker",  # quality hook: who said each memory (recall/scoring/speakers.py)
 ]
 _MUTABLE = ("alive", "latest")  # written in place by later changes: copied by snapshots
 
@@ -82,7 +81,7 @@ class Exported:
 
     What `TenantIndex.export` writes and `TenantIndex.restore` reads back (the
     persisted snapshot): named numpy arrays, strings included (as UTF-8 blobs
-    with offsets, see `memcommit.recall.blobs`). Nothing of a retired (updated
+    with offsets, see `memcommit.recall.index.blobs`). Nothing of a retired (updated
     or purged) document survives an export.
     """
 
@@ -129,7 +128,7 @@ class TenantIndex:
         self.lock = threading.RLock()
         self.kinds, self.scopes, self.sessions = Codes(), Codes(), Codes()
         self.keys, self.tiers = Codes(), Codes()
-        self.speakers = Codes()  # quality hook: speaker names (recall/speakers.py)
+        self.speakers = Codes()  # quality hook: speaker names (recall/scoring/speakers.py)
         self._reset_docs()
         self.df = array("i")
         self.generation = 0  # bumps on every change of content or statistics
@@ -651,7 +650,7 @@ class TenantIndex:
         """The highest ``tf weight / |d|`` among the term's current documents (0.0: none).
 
         A query term's weight times this bounds what the term adds to any
-        cosine (`memcommit.recall.maxscore`).
+        cosine (`memcommit.recall.scoring.maxscore`).
         """
 
         def compute() -> float:

@@ -15,9 +15,9 @@ Why blocks, not one checksum checked at open: at a million memories a snapshot
 is some 300 MB. Checking all of it costs more than the first recall itself and
 brings the whole file into the process's memory, while a recall reads a small
 part (its terms' postings, ten ids, the columns it filters on). Each block is
-checked before its first use instead (`memcommit.recall.sections`), so damage
+checked before its first use instead (`memcommit.recall.index.sections`), so damage
 anywhere is still never used: a block that fails raises IndexDamaged, and the
-index is rebuilt from the store (`memcommit.recall.sources`); a recall that met
+index is rebuilt from the store (`memcommit.recall.pipeline.sources`); a recall that met
 it runs again on the rebuilt index, and only an explanation built after its
 recall returned can see the error itself (the next recall rebuilds). The work
 moves rather than vanishes: a block is checked by the first query that reads it,
@@ -27,7 +27,7 @@ Layout: ``MAGIC``, format (u32), header CRC-32 (u32), header size (u64), JSON
 size (u64); the header: JSON (stamp, then each array's name, dtype, length,
 offset and first block), then the CRC-32 of every block (u32 each), padded to
 64 bytes; then the arrays, each at a 64-byte boundary. Strings are arrays too
-(UTF-8 blobs with offsets, `memcommit.recall.blobs`). Arrays are read straight
+(UTF-8 blobs with offsets, `memcommit.recall.index.blobs`). Arrays are read straight
 from a private (copy-on-write) mapping of the file: opening a snapshot reads
 its header and nothing else.
 """
@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from memcommit.recall.index import Exported
-from memcommit.recall.sections import BLOCK, Damage, Section, block_crcs
+from memcommit.recall.index.sections import BLOCK, Damage, Section, block_crcs
+from memcommit.recall.index.tenant import Exported
 
 MAGIC = b"MCRECALL"
 FORMAT = 4  # 4: CRC-32 per block, strings as blobs, sorted terms, session links

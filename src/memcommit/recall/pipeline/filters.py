@@ -7,7 +7,7 @@ maximum age (inclusive), older version of a key, validity, tier. "Latest per
 key" is decided over all of the tenant's memories before any filter runs, so a
 newer record excludes an older one even when another filter later excludes the
 newer one too: a stale fact is never resurrected. Each filter's reason, and
-its code, is a `memcommit.recall.reasons.Reason`.
+its code, is a `memcommit.recall.pipeline.reasons.Reason`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import numpy as np
 
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, STORES, TIERS
-from memcommit.recall.columns import NO_START, Codes
-from memcommit.recall.index import Snapshot
-from memcommit.recall.reasons import Reason
+from memcommit.recall.index.columns import NO_START, Codes
+from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.pipeline.reasons import Reason
 
 #: The code of a document that passed every filter.
 PASSED = 0

@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from memcommit.model import Memory
-from memcommit.recall.explain import Explanation
-from memcommit.recall.row import Row
+from memcommit.recall.pipeline.explain import Explanation
+from memcommit.recall.pipeline.row import Row
 
 STAGES = ("stored", "filters", "ranking", "packing")
 
@@ -38,7 +38,7 @@ class Context:
     pools: dict[str, list[Memory]]
     used: dict[str, int]
     scorer: str
-    #: Counts of every row, and rows a page at a time (see `memcommit.recall.explain`).
+    #: Counts of every row, and rows a page at a time (see `memcommit.recall.pipeline.explain`).
     explanation: Explanation = field(repr=False)
     note: str | None = None
     _rows: list[Row] | None = field(default=None, repr=False)

@@ -13,7 +13,7 @@ Built in:
   zero cosine is no match, even at w = 1.
 - ``"poolsplit"``: poolsplit's ``default_scorer`` over the memory's fields.
 - `Hybrid`: TF-IDF cosine mixed with any embedding's cosine.
-- ``"memory"`` (the default): see `memcommit.recall.memory_scorer`.
+- ``"memory"`` (the default): see `memcommit.recall.scoring.memory`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import numpy as np
 
 import poolsplit
 from memcommit.model import Memory
-from memcommit.recall.columns import iso_micros, to_micros
-from memcommit.recall.components import Components
-from memcommit.recall.maxscore import Level
-from memcommit.recall.rank import CosineSearch, Query
+from memcommit.recall.index.columns import iso_micros, to_micros
+from memcommit.recall.scoring.components import Components
+from memcommit.recall.scoring.cosine import CosineSearch, Query
+from memcommit.recall.scoring.maxscore import Level
 
 
 class Scorer(Protocol):
@@ -71,7 +71,7 @@ class Presorted:
     """A ranking known before the filters run: relevance now, scores once the best is known.
 
     ``levels`` give the matched documents (relevance > 0) a level at a time
-    (`memcommit.recall.ranking`); ``relevance`` rates any documents. A matched
+    (`memcommit.recall.pipeline.ranking`); ``relevance`` rates any documents. A matched
     document that passes the filters scores ``scale(relevance, best)``, where
     ``best`` is the highest relevance of any passing document; ``scale`` must
     keep the order (None: the relevance is the score). ``parts(best)`` gives
@@ -89,7 +89,7 @@ class PresortedScorer(Protocol):
     """A batch scorer that can rank before filtering when no recency is blended in.
 
     Recall then scores and filters only the best matches, as deep as packing
-    reads (see `memcommit.recall.ranking`); its scores equal ``score_docs``'s
+    reads (see `memcommit.recall.pipeline.ranking`); its scores equal ``score_docs``'s
     exactly.
     """
 

@@ -30,10 +30,10 @@ from typing import ParamSpec, TypeVar
 
 from memcommit.errors import IndexDamaged, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit, Memory
-from memcommit.recall import persist
-from memcommit.recall.index import TenantIndex
-from memcommit.recall.persist import SnapshotRefused, Stamp
-from memcommit.recall.sections import Damage
+from memcommit.recall.index import persist
+from memcommit.recall.index.persist import SnapshotRefused, Stamp
+from memcommit.recall.index.sections import Damage
+from memcommit.recall.index.tenant import TenantIndex
 from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.store import Store, backing_store
 
@@ -79,7 +79,7 @@ class StoreIndex:
     """The live recall index of one store, updated by its commits; shared by its tenant views.
 
     A tenant is opened from its snapshot on disk when there is a sound one
-    (`memcommit.recall.persist`), caught up with the commits since, and built
+    (`memcommit.recall.index.persist`), caught up with the commits since, and built
     from the store otherwise; a build or a large catch-up writes the snapshot
     again. ``opened[tenant]`` says how each tenant was opened (and why a
     snapshot was refused), which tests and tools can show.

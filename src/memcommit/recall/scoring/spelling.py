@@ -23,8 +23,8 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
 
-from memcommit.recall.index import TenantIndex
-from memcommit.recall.when import CALENDAR_WORDS
+from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.scoring.when import CALENDAR_WORDS
 
 MIN_LENGTH = 5
 MIN_DF = 2

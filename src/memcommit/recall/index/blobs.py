@@ -23,7 +23,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from memcommit.recall.sections import Section
+from memcommit.recall.index.sections import Section
 
 #: Stored ids a `DocIds` keeps decoded (then it starts again).
 _RECENT = 1 << 14

@@ -1,34 +1,22 @@
-"""Who said a memory, and which speakers a query names: speaker awareness for conversation memory.
+"""Which speakers a query names, and the boost for what they said: speaker awareness.
 
 A question about a person ("What pets does Nate have?") is mostly answered by
-what that person said. A memory's speaker is its ``metadata["speaker"]`` when
-set, else the name before a colon that opens its text, the way chat logs and
-transcripts are written ("Nate: I just got a new puppy"): one to three words
-starting with a letter, then ":" and a space. Names compare lowercased, so a
+what that person said. A memory's speaker (`index.text.speaker_of`, read when
+it is indexed) is its ``metadata["speaker"]`` when set, else the name before a
+colon that opens its text, the way chat logs and transcripts are written ("Nate:
+I just got a new puppy"): one to three words starting with a letter, then ":"
+and a space. Names compare lowercased, so a
 query typed in lowercase ("what did nate adopt") names the speaker too.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 import numpy as np
 
-from memcommit.model import Memory
-from memcommit.recall.columns import Codes
-from memcommit.recall.text import STOP_WORDS, words
-
-_PREFIX = re.compile(r"^\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2})\s*:\s")
-
-
-def speaker_of(memory: Memory) -> str | None:
-    """The lowercased speaker of ``memory``: ``metadata["speaker"]``, else its "Name:" prefix."""
-    named = memory.metadata.get("speaker") if memory.metadata else None
-    if isinstance(named, str) and named.strip():
-        return " ".join(named.lower().split())
-    found = _PREFIX.match(memory.content or "")
-    return " ".join(found.group(1).lower().split()) if found else None
+from memcommit.recall.index.columns import Codes
+from memcommit.recall.index.text import STOP_WORDS, words
 
 
 def named_speakers(query_words: Iterable[str], speakers: Codes) -> list[int]:

@@ -23,7 +23,7 @@ from datetime import date, datetime, timedelta
 
 import numpy as np
 
-from memcommit.recall.columns import NO_START
+from memcommit.recall.index.columns import NO_START
 
 _MONTH_NAMES = (
     ("january", "jan"),

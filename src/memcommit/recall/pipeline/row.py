@@ -16,7 +16,7 @@ class Row:
     ``trail`` lists (pool, decision) for every pool that considered the memory,
     in pool order; ``claimed_by_pool`` there means an earlier pool had already
     selected it. ``components`` are the parts of ``score`` when the scorer
-    gives them (the default one does: see `memcommit.recall.memory_scorer`).
+    gives them (the default one does: see `memcommit.recall.scoring.memory`).
     """
 
     memory: Memory

@@ -36,10 +36,10 @@ import numpy as np
 
 import poolsplit
 from memcommit.model import Memory
-from memcommit.recall.budget import Tokens, Words
-from memcommit.recall.columns import iso_micros_many
-from memcommit.recall.index import Snapshot
-from memcommit.recall.ranking import Ranking
+from memcommit.recall.index.columns import iso_micros_many
+from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.pipeline.budget import Tokens, Words
+from memcommit.recall.pipeline.ranking import Ranking
 
 _FIRST_PREFIX = 128
 

@@ -1,13 +1,16 @@
-"""Tokenization for lexical ranking: lowercase words minus a fixed stop-word list.
+"""Tokenization for lexical ranking: lowercase words minus a fixed stop-word list; who spoke.
 
 The list is fixed (not learned from the corpus) so a memory's terms never depend
-on what else is stored: one tenant's writes cannot change another's terms.
+on what else is stored: one tenant's writes cannot change another's terms. A
+memory's speaker (`speaker_of`) is read with its terms, when it is indexed.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+
+from memcommit.model import Memory
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -165,3 +168,15 @@ def tokenize(text: str) -> list[str]:
 def term_counts(text: str) -> Counter[str]:
     """How often each term occurs in ``text``."""
     return Counter(tokenize(text))
+
+
+_PREFIX = re.compile(r"^\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2})\s*:\s")
+
+
+def speaker_of(memory: Memory) -> str | None:
+    """The lowercased speaker of ``memory``: ``metadata["speaker"]``, else its "Name:" prefix."""
+    named = memory.metadata.get("speaker") if memory.metadata else None
+    if isinstance(named, str) and named.strip():
+        return " ".join(named.lower().split())
+    found = _PREFIX.match(memory.content or "")
+    return " ".join(found.group(1).lower().split()) if found else None

@@ -2,7 +2,7 @@
 
 A `Reason` is a ``str``, equal to the string rows show (``Reason.TOO_OLD ==
 "too_old"``). A scope filter's reason carries its filter ``code``, the small
-integer `memcommit.recall.filters.apply` gives each document (1, 2, ... in the
+integer `memcommit.recall.pipeline.filters.apply` gives each document (1, 2, ... in the
 order the filters apply; 0 means it passed them, and is the code of every
 reason decided after them). Packing's two reasons are poolsplit's own outcomes:
 poolsplit depends on nothing, so it keeps its constants and these take their
@@ -37,7 +37,7 @@ class Reason(str, Enum):
 
     #: Another tenant's record: listed by the workbench's teaching table, never by recall.
     OTHER_TENANT = "other_tenant"
-    # the scope filters, in the order they apply (see `memcommit.recall.filters`)
+    # the scope filters, in the order they apply (see `memcommit.recall.pipeline.filters`)
     STORE_TYPE = "store_type", 1
     OTHER_SCOPE = "other_scope", 2
     PREVIOUS_SESSION = "previous_session", 3

@@ -8,7 +8,7 @@ and from poolsplit's decisions; counts per outcome, reason and stage come from
 those arrays. A `Row` is built only for the rows asked for, reading only their
 memories (their text as stored when the page is built).
 
-Packing visits only a prefix of the ranking (see `memcommit.recall.pack`); the
+Packing visits only a prefix of the ranking (see `memcommit.recall.pipeline.pack`); the
 memories ranked below it get the decision poolsplit's own rule gives them,
 exactly what packing the whole ranking would have reported.
 """
@@ -27,12 +27,12 @@ import numpy as np
 import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
-from memcommit.recall.components import Components
-from memcommit.recall.filters import PASSED, Scope, apply
-from memcommit.recall.index import Snapshot
-from memcommit.recall.pack import Packed, Packer, taken
-from memcommit.recall.reasons import FILTERS, Reason
-from memcommit.recall.row import Row
+from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.pipeline.filters import PASSED, Scope, apply
+from memcommit.recall.pipeline.pack import Packed, Packer, taken
+from memcommit.recall.pipeline.reasons import FILTERS, Reason
+from memcommit.recall.pipeline.row import Row
+from memcommit.recall.scoring.components import Components
 
 #: Which rows a page lists.
 PAGES = ("all", "selected", "excluded")

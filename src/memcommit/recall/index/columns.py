@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from memcommit.recall.sections import Section
+from memcommit.recall.index.sections import Section
 
 #: Microsecond sentinels for "no time": before and after every real instant.
 NO_START = np.iinfo(np.int64).min

@@ -12,7 +12,7 @@ without a model. Each step is one named weight (0 turns it off):
    tell things, so length is penalized less.
 2. **Spelling** (``spelling``). A query term no memory of the tenant contains
    is mapped to the tenant's own word it most likely meant
-   (`memcommit.recall.spelling`: "sooo", "resturant").
+   (`memcommit.recall.scoring.spelling`: "sooo", "resturant").
 3. **Neighbouring memories** (``neighbours``). In conversation the answer
    often sits next to the memory that matches the words of the question (a
    question and its reply), or one turn further (after an interjection). A
@@ -25,15 +25,15 @@ without a model. Each step is one named weight (0 turns it off):
    elsewhere.
 5. **Speaker** (``speaker``). A question that names a person is mostly
    answered by what that person said: memories said by a speaker the query
-   names are multiplied by ``1 + speaker`` (`memcommit.recall.speakers`).
+   names are multiplied by ``1 + speaker`` (`memcommit.recall.scoring.speakers`).
 6. **Dates** (``dates``). When the query names a time (a day, a month, a year,
    "last week", "two days ago" resolved at ``now``), memories created in it
    are multiplied by ``1 + dates``, and once more on a named day
-   (`memcommit.recall.when`).
+   (`memcommit.recall.scoring.when`).
 
 Expansion starts from the `_TOP` best matches only, so a common word costs no
 more in a long session than in a short one; the best matches and the final top
-are found without summing every posting (`memcommit.recall.maxscore`).
+are found without summing every posting (`memcommit.recall.scoring.maxscore`).
 
 Relevance is scaled to [0, 1] by the best candidate, then blended with recency
 like the seed: ``(1 - w)·relevance + w·2^(-age/half_life)``. A memory that
@@ -57,17 +57,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memcommit.recall import maxscore
-from memcommit.recall.bm25 import Bm25Search
-from memcommit.recall.components import Components
-from memcommit.recall.index import TenantIndex
-from memcommit.recall.maxscore import Level
-from memcommit.recall.rank import CosineSearch, Query
-from memcommit.recall.scorers import Presorted
-from memcommit.recall.speakers import named_speakers, speaker_factor
-from memcommit.recall.spelling import normalized
-from memcommit.recall.text import words
-from memcommit.recall.when import AskedTimes, asked_times, date_factor
+from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.index.text import words
+from memcommit.recall.scoring import maxscore
+from memcommit.recall.scoring.bm25 import Bm25Search
+from memcommit.recall.scoring.components import Components
+from memcommit.recall.scoring.cosine import CosineSearch, Query
+from memcommit.recall.scoring.maxscore import Level
+from memcommit.recall.scoring.scorers import Presorted
+from memcommit.recall.scoring.speakers import named_speakers, speaker_factor
+from memcommit.recall.scoring.spelling import normalized
+from memcommit.recall.scoring.when import AskedTimes, asked_times, date_factor
 
 _TOP = 400  # the best matches whose neighbours and sessions are looked at
 
@@ -250,7 +250,7 @@ class MemoryScorer:
         terms = dict(normalized(index, query.terms) if self.spelling else query.terms)  # hook
         search = Bm25Search(index, terms, self.k1, self.b, stems=self.stems)
         shape = _Shape(self, index, search)
-        # ── quality hooks: factors from recall/speakers.py and recall/when.py ──
+        # ── quality hooks: factors from recall/scoring/speakers.py and recall/scoring/when.py ──
         shape.named = named_speakers(words(query.text), index.speakers) if self.speaker else []
         shape.asked = asked_times(query.text, query.now) if self.dates else AskedTimes()
         if not search.terms or not index.sessions.values:  # no sessions: nothing to expand
@@ -273,7 +273,7 @@ class MemoryScorer:
         return shape
 
     def presort(self, query: Query, search: CosineSearch) -> Presorted:
-        """Relevance of the best matches first (`memcommit.recall.maxscore`), scaled by the best."""
+        """Relevance of the best matches first (`scoring.maxscore`), scaled by the best."""
         shape = self._shape(query)
 
         def scale(values: np.ndarray, best: float) -> np.ndarray:

@@ -19,16 +19,23 @@ import poolsplit
 from memcommit import inputs
 from memcommit.errors import InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
-from memcommit.recall.budget import Tokens, Words
-from memcommit.recall.columns import to_micros
-from memcommit.recall.components import Components
-from memcommit.recall.context import Context
-from memcommit.recall.explain import Explanation
-from memcommit.recall.filters import Scope, passes
-from memcommit.recall.pack import Packed, Packer
-from memcommit.recall.rank import CosineSearch, Query
-from memcommit.recall.ranking import Ranking, exhaustive
-from memcommit.recall.scorers import (
+from memcommit.recall.index.columns import to_micros
+from memcommit.recall.index.text import term_counts
+from memcommit.recall.pipeline.budget import Tokens, Words
+from memcommit.recall.pipeline.context import Context
+from memcommit.recall.pipeline.explain import Explanation
+from memcommit.recall.pipeline.filters import Scope, passes
+from memcommit.recall.pipeline.pack import Packed, Packer
+from memcommit.recall.pipeline.ranking import Ranking, exhaustive
+from memcommit.recall.pipeline.sources import (
+    Source,
+    from_memories,
+    from_store,
+    rebuilt_when_damaged,
+)
+from memcommit.recall.scoring.components import Components
+from memcommit.recall.scoring.cosine import CosineSearch, Query
+from memcommit.recall.scoring.scorers import (
     BatchScorer,
     ExplainedScorer,
     PoolsplitScore,
@@ -37,8 +44,6 @@ from memcommit.recall.scorers import (
     Scorer,
     Tfidf,
 )
-from memcommit.recall.sources import Source, from_memories, from_store, rebuilt_when_damaged
-from memcommit.recall.text import term_counts
 from memcommit.store.protocols import CommitRef, ViewLike
 
 DEFAULT_POOL = "context"
@@ -49,7 +54,7 @@ _NO_CAP = sys.maxsize
 
 
 def _scorers() -> dict[str, Callable[[], Any]]:
-    from memcommit.recall.memory_scorer import MemoryScorer
+    from memcommit.recall.scoring.memory import MemoryScorer
 
     return {"memory": MemoryScorer, "tfidf": Tfidf, "poolsplit": PoolsplitScore}
 
@@ -166,7 +171,7 @@ class _Run:
     meanwhile (or before lazily built rows are read) change no decision here.
     A scorer whose ranking is known before filtering (`PresortedScorer`, with no
     recency blended in) has only its best matches filtered, as deep as packing
-    reads (`memcommit.recall.ranking`); any other scorer scores every memory
+    reads (`memcommit.recall.pipeline.ranking`); any other scorer scores every memory
     that passes the filters.
     """
 

@@ -16,12 +16,20 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from memcommit.model import Memory
-from memcommit.recall import maxscore
-from memcommit.recall.columns import NO_START, to_micros
-from memcommit.recall.index import TenantIndex
-from memcommit.recall.maxscore import Level
-from memcommit.recall.text import term_counts
-from memcommit.recall.tfidf import blend, cosine, idf, recency, tf_weight, tf_weights, weights
+from memcommit.recall.index.columns import NO_START, to_micros
+from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.index.text import term_counts
+from memcommit.recall.scoring import maxscore
+from memcommit.recall.scoring.maxscore import Level
+from memcommit.recall.scoring.tfidf import (
+    blend,
+    cosine,
+    idf,
+    recency,
+    tf_weight,
+    tf_weights,
+    weights,
+)
 
 
 def cosines(index: TenantIndex, terms: Counter[str]) -> np.ndarray:
@@ -37,7 +45,7 @@ class CosineSearch:
     commits) are those of the moment it was built. `all` sums every posting;
     `of` scores chosen documents by lookup, with the same arithmetic and in the
     same order, so both give the same bits. `levels` serves a top-k search
-    (`memcommit.recall.maxscore`).
+    (`memcommit.recall.scoring.maxscore`).
     """
 
     def __init__(self, index: TenantIndex, terms: Counter[str]) -> None:
@@ -98,7 +106,7 @@ class CosineSearch:
         return dot
 
     def levels(self) -> list[Callable[[], Level]]:
-        """Ever wider candidate sets for a top-k search (`memcommit.recall.maxscore`)."""
+        """Ever wider candidate sets for a top-k search (`memcommit.recall.scoring.maxscore`)."""
         postings = [docs for _, docs, _ in self.terms]
         return maxscore.levels(postings, self.bounds, self._candidates, self._everything)
 

@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from memcommit.recall.index import Snapshot
-from memcommit.recall.maxscore import Level
+from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.scoring.maxscore import Level
 
 #: Filters a chunk of documents: True where a document passes every filter.
 Passes = Callable[[np.ndarray], np.ndarray]
