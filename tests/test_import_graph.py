@@ -2,8 +2,10 @@
 
 Layers import downward only: poolsplit, errors, inputs and model know nothing above
 them; the store knows only them; recall, tiers and compaction sit on the
-store; the interfaces (cli, workbench, interfaces) on everything. And no
-module takes part in an import cycle, counting imports inside functions too.
+store; the interfaces (cli, workbench, interfaces) on everything. Inside
+recall, its wings import downward only too: the index imports neither scoring
+nor pipeline, scoring never imports the pipeline. And no module takes part in
+an import cycle, counting imports inside functions too.
 """
 
 from __future__ import annotations
@@ -119,3 +121,29 @@ def test_store_model_errors_and_poolsplit_never_import_upward():
         if layer_of(target) not in {layer_of(module), *ALLOWED[layer_of(module)]}
     ]
     assert upward == []
+
+
+#: recall's wings, lowest first: each may import its own and lower wings only. The package
+#: itself (``memcommit.recall``, the public facade) sits above them all.
+WINGS = ("index", "scoring", "pipeline")
+
+
+def wing_rank(module: str) -> int | None:
+    """Where ``module`` sits among recall's wings (the facade above them); None: in no wing."""
+    parts = module.split(".")
+    if parts[:2] != ["memcommit", "recall"]:
+        return None
+    if len(parts) == 2:
+        return len(WINGS)
+    return WINGS.index(parts[2]) if parts[2] in WINGS else None
+
+
+def test_recall_wings_import_only_downward():
+    ranked = [
+        (wing_rank(module), wing_rank(target), module, target)
+        for module, targets in graph().items()
+        for target in targets
+        if wing_rank(module) is not None and wing_rank(target) is not None
+    ]
+    assert any(low < high for high, low, _, _ in ranked)  # it sees the downward edges
+    assert [(module, target) for high, low, module, target in ranked if low > high] == []

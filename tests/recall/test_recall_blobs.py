@@ -13,8 +13,8 @@ from memcommit.errors import IndexDamaged
 from memcommit.recall.index import persist
 from memcommit.recall.index.blobs import DocIds, Sorted, Strings, encode, lookups_before_decoding
 from memcommit.recall.index.sections import BLOCK, Section
+from memcommit.recall.index.snapshot import Exported
 from memcommit.recall.index.stem import stem
-from memcommit.recall.index.tenant import Exported
 from memcommit.recall.index.vocabulary import SECTIONS, Vocabulary
 
 texts = st.text(alphabet="abé\n\0ü ", min_size=1, max_size=4)

@@ -104,7 +104,7 @@ def test_merge_keeps_every_score_bit_for_bit():
         index.put(Memory(id=f"m{i}", content=random_text(rnd), tenant="t"))
     before = scores(index, "apple hiking run")
     index.merge()
-    assert index.dead == 0 and not index.delta
+    assert index.dead == 0 and not index.inverted.delta
     assert scores(index, "apple hiking run") == before
 
 
@@ -172,7 +172,7 @@ def test_norms_of_a_few_documents_have_the_bits_of_the_full_pass():
         index.put(Memory(id=f"m{i}", content=random_text(rnd), tenant="t"))
     few = np.array(sorted(rnd.sample(range(500), 20)))
     partial = index.norms(few).copy()  # the first query after a change: only its hits
-    assert np.isnan(index._norms).sum() == 480
+    assert np.isnan(index.norm_cache.values).sum() == 480
     everything = index.norms(np.arange(500))  # more than half the postings: one full pass
-    assert not np.isnan(index._norms).any()
+    assert not np.isnan(index.norm_cache.values).any()
     assert np.array_equal(partial, everything[few])

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from memcommit.errors import IndexDamaged
 from memcommit.recall import recall
 from memcommit.recall.index import persist
-from memcommit.recall.index.tenant import Exported
+from memcommit.recall.index.snapshot import Exported
 from memcommit.recall.pipeline import sources
 from memcommit.recall.pipeline.sources import (
     Source,

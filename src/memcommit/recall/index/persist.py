@@ -8,8 +8,11 @@ can trust it or refuse it:
 - the store's identity (the id of its first commit: random, so another store's
   snapshot copied here does not match) and the seq and id of the newest commit
   it reflects (a store rolled back or rewritten past that commit does not match);
-- a CRC-32 of the header, checked at open, and a CRC-32 of every 16 KiB block
-  of every array, checked when the block is first read.
+- a CRC-32 of the header (its two sizes included), checked at open, and a
+  CRC-32 of every 16 KiB block of every array, checked when the block is first
+  read. Every byte before the arrays is checked at open: the magic and format
+  by value, the sizes and the header by the header CRC (a size is checked
+  against the file's length before anything is read by it).
 
 Why blocks, not one checksum checked at open: at a million memories a snapshot
 is some 300 MB. Checking all of it costs more than the first recall itself and
@@ -47,11 +50,12 @@ from typing import Any
 import numpy as np
 
 from memcommit.recall.index.sections import BLOCK, Damage, Section, block_crcs
-from memcommit.recall.index.tenant import Exported
+from memcommit.recall.index.snapshot import Exported
 
 MAGIC = b"MCRECALL"
-FORMAT = 4  # 4: CRC-32 per block, strings as blobs, sorted terms, session links
+FORMAT = 5  # 4: CRC-32 per block, strings as blobs, sorted terms, session links; 5: CRC of sizes
 _PREFIX = struct.Struct("<8sIIQQ")  # magic, format, header crc, header size, JSON size
+_SIZES = struct.Struct("<QQ")  # the prefix's last two fields, which the header CRC covers
 _ALIGN = 64
 
 
@@ -76,6 +80,11 @@ def _padded(size: int) -> int:
     return -size % _ALIGN
 
 
+def _header_crc(header: bytes, text_size: int) -> int:
+    """The CRC-32 of the header's two sizes, then of the header itself."""
+    return zlib.crc32(header, zlib.crc32(_SIZES.pack(len(header), text_size)))
+
+
 def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
     """Write the snapshot of ``tenant`` at ``path`` atomically; returns its size in bytes.
 
@@ -96,11 +105,12 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
     table = np.array(crcs, dtype="<u4").tobytes()
     header = text + table
     header += b"\0" * _padded(_PREFIX.size + len(header))
+    crc = _header_crc(header, len(text))
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(_PREFIX.pack(MAGIC, FORMAT, zlib.crc32(header), len(header), len(text)))
+            out.write(_PREFIX.pack(MAGIC, FORMAT, crc, len(header), len(text)))
             out.write(header)
             for values in arrays.values():
                 out.write(values.data.cast("B"))
@@ -142,10 +152,12 @@ def read(path: Path, tenant: str, store: str) -> Opened:
             raise SnapshotRefused("not a recall snapshot")
         if version != FORMAT:
             raise SnapshotRefused(f"format {version}, this version reads {FORMAT}")
+        if header_size > os.fstat(handle.fileno()).st_size - _PREFIX.size:
+            raise SnapshotRefused("truncated")  # (a damaged size reads nothing)
         header = handle.read(header_size)
         if len(header) < header_size:
             raise SnapshotRefused("truncated")
-        if zlib.crc32(header) != crc:
+        if _header_crc(header, text_size) != crc:
             raise SnapshotRefused("checksum mismatch")
         meta: dict[str, Any] = json.loads(header[:text_size])
         if meta["tenant"] != tenant:

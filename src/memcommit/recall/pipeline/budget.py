@@ -20,7 +20,7 @@ import numpy as np
 
 import poolsplit
 from memcommit.errors import InvalidInput
-from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.index.snapshot import Snapshot
 
 
 def _check_n(n: Any) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import Memory
-from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.index.snapshot import Snapshot
 from memcommit.recall.pipeline.filters import PASSED, Scope, apply
 from memcommit.recall.pipeline.pack import Packed, Packer, taken
 from memcommit.recall.pipeline.reasons import FILTERS, Reason

@@ -21,7 +21,7 @@ import numpy as np
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, STORES, TIERS
 from memcommit.recall.index.columns import NO_START, Codes
-from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.index.snapshot import Snapshot
 from memcommit.recall.pipeline.reasons import Reason
 
 #: The code of a document that passed every filter.

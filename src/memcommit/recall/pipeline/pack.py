@@ -37,7 +37,7 @@ import numpy as np
 import poolsplit
 from memcommit.model import Memory
 from memcommit.recall.index.columns import iso_micros_many
-from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.index.snapshot import Snapshot
 from memcommit.recall.pipeline.budget import Tokens, Words
 from memcommit.recall.pipeline.ranking import Ranking
 

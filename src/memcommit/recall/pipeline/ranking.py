@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from memcommit.recall.index.tenant import Snapshot
+from memcommit.recall.index.snapshot import Snapshot
 from memcommit.recall.scoring.maxscore import Level
 
 #: Filters a chunk of documents: True where a document passes every filter.

@@ -1,8 +1,10 @@
 """The seed's ranking arithmetic: log tf, smoothed idf, cosine, recency blend.
 
-Scalar functions for one memory and numpy versions for many; both compute the
-same formulas, and the index sums terms in a fixed order (sorted by term) so a
-score never depends on the order memories were stored in.
+Scalar functions for one memory; the numpy versions for many are the
+index's statistics (`memcommit.recall.index.statistics`: `tf_weights`,
+imported here, and ``idfs``). Both compute the same formulas, and the index sums terms in a
+fixed order (sorted by term) so a score never depends on the order memories
+were stored in.
 
     tf weight  = 1 + ln(count)                      (0 when the term is absent)
     idf        = ln((1 + N) / (1 + df)) + 1         (N memories of the tenant)
@@ -16,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
-import numpy as np
+from memcommit.recall.index.statistics import tf_weights as tf_weights
 
 
 def tf_weight(count: int) -> float:
@@ -27,23 +29,6 @@ def tf_weight(count: int) -> float:
 def idf(n_docs: int, df: int) -> float:
     """Smoothed inverse document frequency: ``ln((1 + N) / (1 + df)) + 1``."""
     return math.log((1 + n_docs) / (1 + df)) + 1.0
-
-
-_TF_WEIGHTS = np.concatenate(([0.0], 1.0 + np.log(np.arange(1, 2**16, dtype=np.float64))))
-
-
-def tf_weights(counts: np.ndarray) -> np.ndarray:
-    """:func:`tf_weight` for an array of counts below 2**16 (the index caps them there).
-
-    A table lookup: a count always gets the same bits, wherever it sits in an array.
-    """
-    weights: np.ndarray = _TF_WEIGHTS[counts]
-    return weights
-
-
-def idfs(n_docs: int, df: np.ndarray) -> np.ndarray:
-    """:func:`idf` for an array of document frequencies."""
-    return np.log((1.0 + n_docs) / (1.0 + df.astype(np.float64))) + 1.0
 
 
 def weights(

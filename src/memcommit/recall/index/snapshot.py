@@ -1,0 +1,88 @@
+"""A tenant index at one moment: read-only columns for a recall (`Snapshot`), and the
+compact image a snapshot file holds (`Exported`, its arrays named in `SECTIONS`)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memcommit.recall.index import postings, table, vocabulary
+from memcommit.recall.index.blobs import DocIds
+from memcommit.recall.index.columns import Codes
+from memcommit.recall.index.order import birth_rank
+from memcommit.recall.index.sections import Section
+
+#: Every array a snapshot file holds: restoring one that lacks any is refused.
+SECTIONS = (
+    *table.SECTIONS,
+    *postings.SECTIONS,
+    *("norms", "ids", "id_starts", "id_order", "links_before", "links_after"),
+    *vocabulary.SECTIONS,
+)
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A tenant index in compact form: current documents only, used terms and codes only.
+
+    What `TenantIndex.export` writes and `TenantIndex.restore` reads back (the
+    persisted snapshot): named numpy arrays, strings included (as UTF-8 blobs
+    with offsets, see `memcommit.recall.index.blobs`). Nothing of a retired (updated
+    or purged) document survives an export.
+    """
+
+    arrays: dict[str, np.ndarray]
+
+
+class Snapshot:
+    """One tenant index's documents and filter columns at one moment (read-only).
+
+    Each column of the table (`memcommit.recall.index.table.COLUMNS`) is an
+    attribute (``snap.kind``: a numpy array indexed by document), and so is each
+    code table (``snap.kinds``). Appends and merges never touch the arrays a
+    snapshot holds; those written in place are copied. Code tables only grow,
+    so codes seen here keep their meaning. A column still in its snapshot
+    file's section is checked when first read (a recall reads a few of them).
+    """
+
+    def __init__(
+        self,
+        *,
+        tenant: str,
+        generation: int,
+        ids: DocIds,
+        size: int,
+        tables: Mapping[str, Codes],
+        columns: Mapping[str, np.ndarray | Section],
+    ) -> None:
+        self.tenant, self.generation, self.ids, self.size = tenant, generation, ids, size
+        vars(self).update(tables)
+        self._sections: dict[str, Section] = {}
+        for name, values in columns.items():
+            if isinstance(values, Section):
+                self._sections[name] = values
+            else:
+                setattr(self, name, values)
+
+    def __getattr__(self, name: str) -> Any:
+        """A column still in its section: checked now, then kept as an attribute."""
+        section = self.__dict__.get("_sections", {}).get(name)
+        if section is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        values: np.ndarray = section.whole()[: self.size]
+        setattr(self, name, values)
+        return values
+
+    @functools.cached_property
+    def always_docs(self) -> np.ndarray:
+        """The current documents with always scope, ascending."""
+        return np.flatnonzero(self.alive & self.always)
+
+    @functools.cached_property
+    def birth_rank(self) -> np.ndarray:
+        """Each document's position in (creation time, id) order, the tie-break of every ranking."""
+        return birth_rank(self.created, self.ids)
