@@ -34,9 +34,7 @@ def answer(store, now):
     ]
 
 
-def test_a_flipped_bit_anywhere_in_the_prefix_is_refused_and_the_snapshot_rebuilt(
-    make_store, now
-):
+def test_a_flipped_bit_anywhere_in_the_prefix_is_refused_and_the_snapshot_rebuilt(make_store, now):
     store = make_store("s.db")
     fill(store, now)
     expected = answer(store, now)

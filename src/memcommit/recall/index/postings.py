@@ -227,12 +227,3 @@ class Postings:
         found.main_docs, found.main_tf = sections["main_docs"], sections["main_tf"]
         found.df = array("i", sections["df"].whole().tobytes())
         return found
-
-    def nbytes(self) -> int:
-        """Approximate bytes held by the arrays (not counting Python object overhead)."""
-        total = sum(getattr(self, name).data.nbytes for name in _FORWARD)
-        total += self.main_ptr.nbytes + self.main_docs.array.nbytes + self.main_tf.array.nbytes
-        total += sum(
-            d.buffer_info()[1] * 4 + t.buffer_info()[1] * 2 for d, t in self.delta.values()
-        )
-        return int(total + self.df.buffer_info()[1] * 4)

@@ -12,7 +12,7 @@ import numpy as np
 
 from memcommit.recall.index import postings, table, vocabulary
 from memcommit.recall.index.blobs import DocIds
-from memcommit.recall.index.columns import Codes
+from memcommit.recall.index.columns import Codes, Column
 from memcommit.recall.index.order import birth_rank
 from memcommit.recall.index.sections import Section
 
@@ -67,6 +67,34 @@ class Snapshot:
                 self._sections[name] = values
             else:
                 setattr(self, name, values)
+
+    @classmethod
+    def taken(
+        cls,
+        tenant: str,
+        generation: int,
+        ids: DocIds,
+        tables: Mapping[str, Codes],
+        columns: Mapping[str, Column],
+    ) -> Snapshot:
+        """The snapshot of an index's ``columns`` as they are (state ``generation``).
+
+        Columns written in place (`IndexColumn.mutable`) are copied; the others
+        are views (or their sections, not checked yet).
+        """
+        return cls(
+            tenant=tenant,
+            generation=generation,
+            ids=ids,
+            size=columns["alive"].size,
+            tables=tables,
+            columns={
+                column.name: columns[column.name].view().copy()
+                if column.mutable
+                else columns[column.name].view_or_section()
+                for column in table.COLUMNS
+            },
+        )
 
     def __getattr__(self, name: str) -> Any:
         """A column still in its section: checked now, then kept as an attribute."""

@@ -40,7 +40,7 @@ from memcommit.recall.index.order import session_links
 from memcommit.recall.index.postings import Postings
 from memcommit.recall.index.sections import Section
 from memcommit.recall.index.snapshot import SECTIONS, Exported, Snapshot
-from memcommit.recall.index.statistics import Norms, idfs, tf_weights
+from memcommit.recall.index.statistics import Norms, tf_weights
 from memcommit.recall.index.vocabulary import Vocabulary
 
 _MEMO = 4096  # results kept by TenantIndex.memo
@@ -260,19 +260,8 @@ class TenantIndex:
             found = self._snapshot
             if found is not None and found.generation == self.generation:
                 return found
-            columns = {
-                column.name: self.columns[column.name].view().copy()
-                if column.mutable
-                else self.columns[column.name].view_or_section()
-                for column in table.COLUMNS
-            }
-            self._snapshot = Snapshot(
-                tenant=self.tenant,
-                generation=self.generation,
-                ids=self.ids,
-                size=self.alive.size,
-                tables=self.tables,
-                columns=columns,
+            self._snapshot = Snapshot.taken(
+                self.tenant, self.generation, self.ids, self.tables, self.columns
             )
             return self._snapshot
 
@@ -295,10 +284,6 @@ class TenantIndex:
             live = self.alive.data[docs]
             docs, tfs = docs[live], tfs[live]
         return docs, tfs
-
-    def idf_table(self) -> np.ndarray:
-        """The smoothed idf of every term id under this tenant's current statistics."""
-        return idfs(self.n_docs, self.inverted.frequencies())
 
     def norms(self, docs: np.ndarray) -> np.ndarray:
         """|d| of ``docs`` under the current statistics (computed where not known yet)."""
@@ -387,11 +372,6 @@ class TenantIndex:
                 )
                 self._links = (self.generation, Section.of(before), Section.of(after))
             return self._links[1].whole(), self._links[2].whole()
-
-    def memory_bytes(self) -> int:
-        """Approximate bytes held by the arrays (not counting Python object overhead)."""
-        columns = sum(column.data.nbytes for column in self.columns.values())
-        return int(columns + self.inverted.nbytes())
 
 
 class _CurrentDocs(Mapping[str, int]):
