@@ -1,5 +1,10 @@
-"""A tenant index at one moment: read-only columns for a recall (`Snapshot`), and the
-compact image a snapshot file holds (`Exported`, its arrays named in `SECTIONS`)."""
+"""A tenant index at one moment: the columns a recall reads, and the arrays a file holds.
+
+`Snapshot` is what one recall filters and packs from: the columns as they
+were when it began, whatever commits land meanwhile. `Exported` is the compact
+image `memcommit.recall.index.persist` writes, its arrays named in `SECTIONS`
+(the column table's, the postings', the vocabulary's and a few more).
+"""
 
 from __future__ import annotations
 
@@ -114,3 +119,8 @@ class Snapshot:
     def birth_rank(self) -> np.ndarray:
         """Each document's position in (creation time, id) order, the tie-break of every ranking."""
         return birth_rank(self.created, self.ids)
+
+
+assert not table.NAMES & {*vars(Snapshot), "tenant", "generation", "ids", "size"}, (
+    "a column or code table shadows an attribute of Snapshot"
+)

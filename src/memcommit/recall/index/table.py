@@ -68,7 +68,8 @@ COLUMNS: tuple[IndexColumn, ...] = (
 CODED = tuple(column for column in COLUMNS if column.codes is not None)
 #: The code tables, in column order (the row builder takes them in this order).
 CODE_TABLES = tuple(str(column.codes) for column in CODED)
-MUTABLE = tuple(column.name for column in COLUMNS if column.mutable)
+#: What the columns and code tables are called as attributes (``index.kind``, ``snap.kinds``).
+NAMES = frozenset((*(column.name for column in COLUMNS), *CODE_TABLES))
 #: The sections of a snapshot the columns and code tables fill.
 SECTIONS = (
     *(column.name for column in COLUMNS),

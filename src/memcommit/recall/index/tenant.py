@@ -394,6 +394,4 @@ class _CurrentDocs(Mapping[str, int]):
         return len(self._index)
 
 
-assert not {*(c.name for c in table.COLUMNS), *table.CODE_TABLES} & set(vars(TenantIndex)), (
-    "a column or code table shadows a method"
-)
+assert not table.NAMES & set(vars(TenantIndex)), "a column or code table shadows a method"
