@@ -27,7 +27,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from memcommit import errors
-from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
+from memcommit.model import KINDS, LIVE_TIERS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
 
