@@ -45,6 +45,7 @@ from memcommit.errors import InvalidInput
 from memcommit.integrations import filters
 from memcommit.model import Memory
 from memcommit.recall import Context, RecallOptions, Row
+from memcommit.recall.pipeline.options import FIELDS
 
 #: The metadata key of a document's own fields (id, metadata, vector).
 MARK = "langchain"
@@ -93,19 +94,26 @@ class MemcommitRetriever(BaseRetriever):
     kinds: Any = None
     scopes: Any = None
     scorer: Any = None
-    recall_options: RecallOptions | dict[str, Any] = Field(default_factory=dict)
+    recall_options: Any = Field(default_factory=dict)  # a RecallOptions, or a dict of its fields
     clock: Callable[[], datetime] | None = None
 
     def options(self, k: int | None = None) -> RecallOptions:
         """The `RecallOptions` of one retrieval (``k``: the call's own cap, if it gave one)."""
         given = self.recall_options
-        base = given if isinstance(given, RecallOptions) else RecallOptions(**given)
+        if not isinstance(given, RecallOptions):
+            for name in given:
+                if name not in FIELDS:
+                    allowed = "allowed: " + ", ".join(FIELDS)
+                    raise InvalidInput(
+                        "recall_options", name, f"is not a recall argument; {allowed}"
+                    )
+            given = RecallOptions(**given)
         own = {name: getattr(self, name) for name in _OWN if name in self.model_fields_set}
-        if k is not None or "k" in self.model_fields_set or base.max_records is None:
+        if k is not None or "k" in self.model_fields_set or given.max_records is None:
             own["max_records"] = self.k if k is None else k
         if self.clock is not None:
             own["now"] = self.clock()
-        return base.replace(**own)
+        return given.replace(**own)
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kw: Any
