@@ -90,10 +90,10 @@ def recall_options(
 
     pool_objects = None
     if pools:
-        pool_objects = [
+        pool_objects = tuple(
             Pool(p.name, p.max_tokens, p.max_entries, tuple(p.kinds) if p.kinds else None)
             for p in pools
-        ]
+        )
     unit = Words if budget_unit == "words" else Tokens
     return RecallOptions(tenant=tenant, budget=unit(budget), pools=pool_objects, **same)
 

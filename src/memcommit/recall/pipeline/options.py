@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import poolsplit
 from memcommit import inputs
@@ -216,17 +216,17 @@ def _pools(
                 )
     if not pools:
         raise InvalidInput("pools", pools, "must hold at least one pool")
-    pools = tuple(
+    normal: tuple[poolsplit.Pool, ...] = tuple(
         Pool(pool.name, pool.max_tokens, pool.max_entries, pool.types)
         if type(pool) is poolsplit.Pool
         else pool
         for pool in pools
     )
-    if isinstance(budget, (Words, Tokens)) and sum(pool.max_tokens for pool in pools) > budget.n:
-        raise InvalidInput("pools", pools, f"reserve more than the budget of {budget.n}")
-    if isinstance(max_records, int) and sum(pool.max_entries for pool in pools) > max_records:
-        raise InvalidInput("pools", pools, f"allow more entries than max_records={max_records}")
-    return pools
+    if isinstance(budget, (Words, Tokens)) and sum(pool.max_tokens for pool in normal) > budget.n:
+        raise InvalidInput("pools", normal, f"reserve more than the budget of {budget.n}")
+    if isinstance(max_records, int) and sum(pool.max_entries for pool in normal) > max_records:
+        raise InvalidInput("pools", normal, f"allow more entries than max_records={max_records}")
+    return normal
 
 
 def _scorer(scorer: Any, weight: float) -> str | Scorer | BatchScorer:
@@ -246,4 +246,4 @@ def _scorer(scorer: Any, weight: float) -> str | Scorer | BatchScorer:
         raise InvalidInput(
             "recency_weight", weight, "poolsplit's scorer has its own recency; use 0 with it"
         )
-    return scorer
+    return cast("str | Scorer | BatchScorer", scorer)
