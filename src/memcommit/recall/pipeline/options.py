@@ -122,6 +122,7 @@ class RecallOptions:
     explain: bool = False
 
     def __post_init__(self) -> None:
+        """Check every field (InvalidInput names the first bad one), then keep its normal form."""
         self._check_filters()
         normal: dict[str, Any] = {
             "kinds": parse_kinds(self.kinds),
