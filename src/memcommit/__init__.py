@@ -27,12 +27,12 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from memcommit import errors
-from memcommit.model import KINDS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
+from memcommit.model import KINDS, LIVE_TIERS, STORES, TIERS, Change, Commit, Memory, Trace, Usage
 from memcommit.store import Store, StoreLike, TenantView, ViewLike, open
 from memcommit.store.operations import StoreApi
 
 if TYPE_CHECKING:
-    from memcommit.recall import Context
+    from memcommit.recall import Context, RecallOptions
 
 __version__ = "0.1.0"
 
@@ -50,7 +50,9 @@ _LAZY = {
         ],
         "memcommit.compaction",
     ),
-    **dict.fromkeys(["Context", "Pool", "Tokens", "Words", "recall"], "memcommit.recall"),
+    **dict.fromkeys(
+        ["Context", "Pool", "RecallOptions", "Tokens", "Words", "recall"], "memcommit.recall"
+    ),
     **dict.fromkeys(
         [
             "ARC",
@@ -113,11 +115,11 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def _recall(view: ViewLike, query: str, **kw: Any) -> Context:
+def _recall(view: ViewLike, query: str, options: RecallOptions | None = None, **kw: Any) -> Context:
     """``store.recall(...)``: loads the recall layer on the first call."""
     from memcommit.recall import recall
 
-    return recall(view, query, **kw)
+    return recall(view, query, options, **kw)
 
 
 def _erase_purged(store: Store, commit: Commit) -> None:
@@ -137,6 +139,7 @@ __all__ = [
     "FIFO",
     "KINDS",
     "LFU",
+    "LIVE_TIERS",
     "LRU",
     "STORES",
     "TIERS",
@@ -159,6 +162,7 @@ __all__ = [
     "Never",
     "OlderThan",
     "Pool",
+    "RecallOptions",
     "Scored",
     "Store",
     "StoreLike",

@@ -25,6 +25,10 @@ STORES = {
 #: Tiers of the working memory, from hottest to coldest.
 TIERS = ("short", "mid", "long", "archive")
 
+#: The tiers a memory is in while working memory holds it: every tier but the archive.
+#: Recall reads them by default; each has a capacity; compaction counts them as held.
+LIVE_TIERS = TIERS[:-1]
+
 #: Lifecycle of a memory. Only "active" memories hold; the others are history.
 STATUSES = ("active", "invalidated", "superseded", "purged")
 

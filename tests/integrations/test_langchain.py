@@ -8,6 +8,7 @@ from upstream import require
 
 from memcommit import Words
 from memcommit.errors import InvalidInput
+from memcommit.recall import RecallOptions
 from poolsplit import Pool
 
 lc = require("memcommit.integrations.langchain")
@@ -62,6 +63,44 @@ def test_bad_recall_arguments_are_typed_errors(acme):
     with pytest.raises(InvalidInput) as err:
         lc.MemcommitRetriever(memory=acme).invoke("deploys", depth=3)
     assert err.value.field == "depth"
+
+
+def test_recall_options_may_set_what_the_retriever_also_names(acme, now):
+    """Issue 24 item 12: recall_options max_records raised TypeError (a duplicate keyword)."""
+
+    def recalled(n):
+        return [m.content for m in acme.recall("deploy", max_records=n, now=now).selected]
+
+    def contents(retriever, **kw):
+        return [d.page_content for d in retriever.invoke("deploy", **kw)]
+
+    assert len(recalled(1)) < len(recalled(2))  # the cap shows
+    capped = lc.MemcommitRetriever(
+        memory=acme, recall_options={"max_records": 1}, clock=lambda: now
+    )
+    assert contents(capped) == recalled(1)
+    assert contents(capped, k=2) == recalled(2)  # the call's own k wins
+    given_k = lc.MemcommitRetriever(
+        memory=acme, k=2, recall_options={"max_records": 1}, clock=lambda: now
+    )
+    assert contents(given_k) == recalled(2)  # a field given to the retriever wins
+    as_value = lc.MemcommitRetriever(
+        memory=acme,
+        recall_options=RecallOptions(max_records=1, kinds="semantic"),
+        clock=lambda: now,
+    )
+    assert [d.metadata["memcommit"]["kind"] for d in as_value.invoke("deploy")] == ["fact"]
+    assert as_value.options() == RecallOptions(max_records=1, kinds="semantic", now=now)
+    assert lc.MemcommitRetriever(memory=acme).options().max_records == 4  # k's default
+
+
+def test_bad_recall_options_are_typed_errors(acme):
+    with pytest.raises(InvalidInput) as err:
+        lc.MemcommitRetriever(memory=acme, recall_options={"max_records": -1}).invoke("deploys")
+    assert err.value.field == "max_records"
+    with pytest.raises(InvalidInput) as err:
+        lc.MemcommitRetriever(memory=acme, recall_options={"depth": 3}).invoke("deploys")
+    assert (err.value.field, err.value.value) == ("recall_options", "depth")
 
 
 def test_the_retriever_sees_one_tenant(memory, acme, now):

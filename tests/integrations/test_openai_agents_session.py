@@ -7,6 +7,7 @@ from upstream import require
 
 import memcommit
 from memcommit.errors import InvalidInput, StoreClosed
+from memcommit.recall import RecallOptions
 
 oa = require("memcommit.integrations.openai_agents")
 agents = require("agents")
@@ -116,6 +117,21 @@ async def test_recall_instructions_feed_the_agent(memory, now):
     result = await agents.Runner.run(agent, "hello", session=oa.MemcommitSession("s", memory))
     assert result.final_output == "Bonjour Ada"
     assert "The user's name is Ada." in model.last_call.system_instructions
+
+
+def test_recall_instructions_take_options_checked_when_made(memory, now):
+    view = memory.tenant("acme")
+    with view.commit(message="learn") as tx:
+        tx.add("The user's name is Ada.", kind="fact")
+        tx.add("The user lives in Lyon.", kind="fact")
+    options = RecallOptions(max_records=1, now=now)
+    instructions = oa.recall_instructions(view, "Base.", query="the user", options=options)
+    expected = view.recall("the user", options).render()
+    assert instructions(None, None) == f"Base.\n\nWhat you remember:\n{expected}"
+    assert expected.count("The user") == 1
+    with pytest.raises(InvalidInput) as err:
+        oa.recall_instructions(view, "Base.", options=options, max_records=-1)
+    assert err.value.field == "max_records"
 
 
 def test_memcommit_imports_without_the_frameworks():

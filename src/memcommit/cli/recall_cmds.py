@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from rich.table import Column
 
@@ -21,7 +23,9 @@ from memcommit.cli.opening import opened
 from memcommit.cli.progress import progress_bar
 from memcommit.cli.tables import preview, table
 from memcommit.errors import InvalidInput
-from memcommit.recall import Context, Tokens, Words, recall
+from memcommit.model import LIVE_TIERS, TIERS
+from memcommit.recall import Context, Pool, RecallOptions, Tokens, Words, recall
+from memcommit.recall.pipeline.options import DEFAULT_SCORER, scorer_names
 
 
 def _show(ctx: Context, explain: bool, wide: bool) -> None:
@@ -60,6 +64,48 @@ def _show(ctx: Context, explain: bool, wide: bool) -> None:
     out.print(rows_table)
 
 
+def _pool(text: str) -> Pool:
+    """``--pool NAME:SIZE:ENTRIES[:KIND,KIND]``: a reserved budget, in the budget's unit."""
+    bits = text.split(":")
+    if len(bits) not in (3, 4) or not bits[0]:
+        raise InvalidInput("pool", text, "write a pool as NAME:SIZE:ENTRIES[:KIND,KIND]")
+    try:
+        size, entries = int(bits[1]), int(bits[2])
+    except ValueError:
+        raise InvalidInput("pool", text, "SIZE and ENTRIES must be whole numbers") from None
+    kinds = tuple(kind for kind in bits[3].split(",") if kind) if len(bits) == 4 else None
+    return Pool(bits[0], size, entries, kinds or None)
+
+
+def recall_options(view: Any, tenant: str, flags: dict[str, Any]) -> RecallOptions:
+    """The `RecallOptions` the command line's flags stand for.
+
+    Only the flags spelled otherwise than recall's own arguments are turned into
+    values here (text times and durations, ``--words``/``--tokens``, ``--pool``);
+    every other flag is the field of its name.
+    """
+    flags = dict(flags)
+    words, tokens = flags.pop("words"), flags.pop("tokens")
+    if words is not None and tokens is not None:
+        raise InvalidInput("tokens", tokens, "give --words or --tokens, not both")
+    budget = Words(words) if words is not None else Tokens(tokens) if tokens is not None else None
+    pools = [_pool(text) for text in flags.pop("pools")]
+    return RecallOptions(
+        tenant=tenant,
+        kinds=flags.pop("kinds") or None,
+        scopes=flags.pop("scopes") or None,
+        tiers=flags.pop("tiers") or LIVE_TIERS,
+        include_previous_sessions=not flags.pop("only_session"),
+        max_age=parse_duration("max-age", flags.pop("max_age")),
+        half_life=parse_duration("half-life", flags.pop("half_life")),
+        budget=budget,
+        pools=pools or None,
+        as_of=resolve_as_of(view, flags.pop("as_of_text")),
+        now=parse_now(flags.pop("now")),
+        **flags,
+    )
+
+
 @main.command("recall")
 @click.argument("query")
 @click.option(
@@ -75,12 +121,37 @@ def _show(ctx: Context, explain: bool, wide: bool) -> None:
     show_default=True,
     help="A newer memory with the same key hides older ones (the default); or keep them all.",
 )
+@click.option(
+    "--live/--with-ended",
+    default=True,
+    show_default=True,
+    help="Only memories that hold at --now (the default); or also invalidated, superseded"
+    " and expired ones.",
+)
+@click.option(
+    "--tier",
+    "tiers",
+    multiple=True,
+    type=click.Choice(TIERS),
+    help=f"Keep only these tiers (repeatable; default: {', '.join(LIVE_TIERS)}).",
+)
 @click.option("--recency-weight", type=float, default=0.0, show_default=True)
 @click.option("--half-life", default="24h", show_default=True, help="Recency half-life: 12h, 7d.")
 @click.option("--words", type=int, default=None, help="Budget in whitespace words.")
 @click.option("--tokens", type=int, default=None, help="Budget in tokens (len/4 estimate).")
 @click.option("--max-records", type=int, default=None, help="At most this many memories.")
-@click.option("--scorer", default="memory", show_default=True, help="memory, tfidf or poolsplit.")
+@click.option(
+    "--pool",
+    "pools",
+    multiple=True,
+    help="A reserved budget NAME:SIZE:ENTRIES[:KIND,KIND] inside --words/--tokens (repeatable).",
+)
+@click.option(
+    "--scorer",
+    default=DEFAULT_SCORER,
+    show_default=True,
+    help="Ranking formula: " + ", ".join(scorer_names()) + ".",
+)
 @click.option("--now", default=None, help="Measure ages at this time (default: now): ISO 8601, 2h.")
 @click.option(
     "--as-of", "as_of_text", help="Recall from the store as of a commit (seq or id) or a time."
@@ -92,26 +163,7 @@ def _show(ctx: Context, explain: bool, wide: bool) -> None:
 @json_option
 @handle_errors
 def recall_cmd(
-    query: str,
-    kinds: tuple[str, ...],
-    scopes: tuple[str, ...],
-    session: str | None,
-    only_session: bool,
-    max_age: str | None,
-    latest_per_key: bool,
-    recency_weight: float,
-    half_life: str,
-    words: int | None,
-    tokens: int | None,
-    max_records: int | None,
-    scorer: str,
-    now: str | None,
-    as_of_text: str | None,
-    explain: bool,
-    tenant: str,
-    store_target: str,
-    wide: bool,
-    as_json: bool,
+    query: str, tenant: str, store_target: str, wide: bool, as_json: bool, **flags: Any
 ) -> None:
     """Pack a bounded context for QUERY from one tenant's memories.
 
@@ -131,42 +183,9 @@ def recall_cmd(
     """
     with opened(store_target, tenant) as view:
         with progress_bar("recalling (a first recall builds the index)", as_json=as_json):
-            ctx = _recall(
-                view, query, kinds=kinds, scopes=scopes, session=session,
-                only_session=only_session, max_age=max_age, latest_per_key=latest_per_key,
-                recency_weight=recency_weight, half_life=half_life, words=words, tokens=tokens,
-                max_records=max_records, scorer=scorer, now=now, as_of=as_of_text,
-                explain=explain,
-            )  # fmt: skip
+            options = recall_options(view, tenant, flags)
+            ctx = recall(view, query, options)
         if as_json:
-            print_json(ctx.to_dict(rows=explain))
+            print_json(ctx.to_dict(rows=options.explain))
         else:
-            _show(ctx, explain, wide)
-
-
-def _recall(
-    view, query: str, *, kinds, scopes, session, only_session, max_age, latest_per_key,
-    recency_weight, half_life, words, tokens, max_records, scorer, now, as_of, explain,
-) -> Context:  # fmt: skip
-    """The library call, with the command line's text turned into its values."""
-    if words is not None and tokens is not None:
-        raise InvalidInput("tokens", tokens, "give --words or --tokens, not both")
-    budget = Words(words) if words is not None else Tokens(tokens) if tokens is not None else None
-    return recall(
-        view,
-        query,
-        kinds=kinds or None,
-        scopes=scopes or None,
-        session=session,
-        include_previous_sessions=not only_session,
-        max_age=parse_duration("max-age", max_age),
-        latest_per_key=latest_per_key,
-        recency_weight=recency_weight,
-        half_life=parse_duration("half-life", half_life),
-        budget=budget,
-        max_records=max_records,
-        scorer=scorer,
-        as_of=resolve_as_of(view, as_of),
-        now=parse_now(now),
-        explain=explain,
-    )
+            _show(ctx, options.explain, wide)

@@ -26,10 +26,10 @@ from memcommit.cli.tables import table as shared_table
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.tiers import AccessCount, Never, simulate
 from memcommit.tiers.memory import TieredMemory
-from memcommit.tiers.simulate import policy_by_name
+from memcommit.tiers.policies.names import EVICTION_POLICIES, policy_by_name
 from memcommit.tiers.traces import SYNTHETIC, synthetic
 
-POLICIES = ["fifo", "lru", "lfu", "2q", "arc", "forgetting", "scored", "learned"]
+POLICIES = list(EVICTION_POLICIES)
 
 
 def _tiers(

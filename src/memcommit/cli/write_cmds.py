@@ -24,7 +24,7 @@ from memcommit.cli.app import (
 from memcommit.cli.ids import resolve_memory
 from memcommit.cli.moments import TIME_FORMS, parse_moment
 from memcommit.cli.opening import opened
-from memcommit.model import KINDS, Memory
+from memcommit.model import KINDS, LIVE_TIERS, Memory
 from memcommit.store import Transaction
 
 
@@ -196,9 +196,7 @@ def archive_cmd(
 
 @main.command("restore")
 @click.argument("memory_id")
-@click.option(
-    "--tier", type=click.Choice(["short", "mid", "long"]), default="short", show_default=True
-)
+@click.option("--tier", type=click.Choice(LIVE_TIERS), default="short", show_default=True)
 @commit_options
 @handle_errors
 def restore_cmd(

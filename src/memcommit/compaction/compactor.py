@@ -26,7 +26,7 @@ from memcommit.compaction.outline import outline, task_text
 from memcommit.compaction.policies import DONE, FinishedTraces, Partition, Policy
 from memcommit.compaction.summary import MAX_BYTES, UnusableSummary, summarize, summarizer_name
 from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
-from memcommit.model import Commit, Memory, Trace
+from memcommit.model import LIVE_TIERS, Commit, Memory, Trace
 from memcommit.store import Transaction, ViewLike
 
 #: Metadata key on a compacted trace's root: the id of the summary made from it.
@@ -35,8 +35,6 @@ COMPACTED_INTO = "compacted_into"
 #: Traces listed per read while looking for candidates.
 _PAGE = 1000
 
-#: Tiers whose records count as held, for pressure.
-HELD_TIERS = ("short", "mid", "long")
 
 #: A summarizer: any callable from a Trace to JSON-serializable data.
 Summarizer = Callable[[Trace], Any]
@@ -166,7 +164,7 @@ class Compactor:
         return inputs.now("now", now)
 
     def _held(self) -> dict[Partition, int]:
-        held = self.store.find(tiers=HELD_TIERS, live=True)
+        held = self.store.find(tiers=LIVE_TIERS, live=True)
         return dict(Counter((m.tenant, m.scope) for m in held))
 
     def candidates(self) -> list[Trace]:

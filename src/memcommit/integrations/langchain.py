@@ -44,7 +44,8 @@ import memcommit
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters
 from memcommit.model import Memory
-from memcommit.recall import Context, Row
+from memcommit.recall import Context, RecallOptions, Row
+from memcommit.recall.pipeline.options import FIELDS
 
 #: The metadata key of a document's own fields (id, metadata, vector).
 MARK = "langchain"
@@ -74,7 +75,10 @@ class MemcommitRetriever(BaseRetriever):
     ``memory`` is a tenant view (or a store, with ``tenant``). ``k`` caps the
     documents (recall's ``max_records``; ``invoke(query, k=...)`` overrides it);
     ``budget``, ``pools``, ``kinds``, ``scopes``, ``scorer`` and any other
-    `memcommit.recall` argument (in ``recall_options``) shape the context.
+    `memcommit.recall` argument shape the context: ``recall_options`` is a
+    `RecallOptions` (or a dict of its fields), and the retriever's own fields
+    given when it was made win over it. ``k`` applies unless ``recall_options``
+    sets ``max_records`` and ``k`` was not given.
     Each Document's ``metadata["memcommit"]`` holds the memory's row of the
     explanation (score, cosine, pool, cost, the pools' trail), and
     ``metadata["excluded"]`` counts the memories left out, by reason.
@@ -90,27 +94,34 @@ class MemcommitRetriever(BaseRetriever):
     kinds: Any = None
     scopes: Any = None
     scorer: Any = None
-    recall_options: dict[str, Any] = Field(default_factory=dict)
+    recall_options: Any = Field(default_factory=dict)  # a RecallOptions, or a dict of its fields
     clock: Callable[[], datetime] | None = None
+
+    def options(self, k: int | None = None) -> RecallOptions:
+        """The `RecallOptions` of one retrieval (``k``: the call's own cap, if it gave one)."""
+        given = self.recall_options
+        if not isinstance(given, RecallOptions):
+            for name in given:
+                if name not in FIELDS:
+                    allowed = "allowed: " + ", ".join(FIELDS)
+                    raise InvalidInput(
+                        "recall_options", name, f"is not a recall argument; {allowed}"
+                    )
+            given = RecallOptions(**given)
+        own = {name: getattr(self, name) for name in _OWN if name in self.model_fields_set}
+        if k is not None or "k" in self.model_fields_set or given.max_records is None:
+            own["max_records"] = self.k if k is None else k
+        if self.clock is not None:
+            own["now"] = self.clock()
+        return given.replace(**own)
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kw: Any
     ) -> list[Document]:
-        k = kw.pop("k", self.k)
+        k = kw.pop("k", None)
         if kw:
             raise InvalidInput(sorted(kw)[0], kw[sorted(kw)[0]], "is not a retriever argument")
-        ctx = self.memory.recall(
-            query,
-            **({} if self.tenant is None else {"tenant": self.tenant}),
-            max_records=k,
-            budget=self.budget,
-            pools=self.pools,
-            kinds=self.kinds,
-            scopes=self.scopes,
-            scorer=self.scorer,
-            now=None if self.clock is None else self.clock(),
-            **self.recall_options,
-        )
+        ctx = self.memory.recall(query, self.options(k))
         excluded = dict(ctx.explanation.counts().reasons)
         selected = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
         return [
@@ -121,6 +132,10 @@ class MemcommitRetriever(BaseRetriever):
             )
             for row in selected
         ]
+
+
+#: The retriever's fields that are recall arguments of the same name.
+_OWN = ("tenant", "budget", "pools", "kinds", "scopes", "scorer")
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -290,14 +305,14 @@ class MemcommitVectorStore(VectorStore):
                 vector = (memory.metadata.get(MARK) or {}).get("vector")
                 return None if vector is None else _cosine(wanted, vector)
 
-        ctx = self.view.recall(
-            query,
-            scopes=[self.scope],
+        options = RecallOptions(
+            scopes=(self.scope,),
             tiers=None,
             scorer=scorer,
             latest_per_key=False,  # the key is the document id, which other scopes may share
             now=None if self.clock is None else self.clock(),
         )
+        ctx = self.view.recall(query, options)
         mine = {m.id for m in docs}
         return {m.id: row.score for row, m in _selected(ctx) if m.id in mine}
 

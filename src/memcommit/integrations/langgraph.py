@@ -53,6 +53,7 @@ import memcommit
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters, namespaces
 from memcommit.model import Commit, Memory
+from memcommit.recall import RecallOptions
 
 #: The metadata key of a LangGraph item's own fields (key, value, indexed, ttl, vectors).
 MARK = "langgraph"
@@ -282,15 +283,15 @@ class _Items:
                 vectors = mark.get("vectors") or []
                 return max((_cosine(wanted, v) for v in vectors), default=None)
 
-        ctx = self.view.recall(
-            query,
-            scopes=sorted({s.memory.scope for s in items}),
+        options = RecallOptions(
+            scopes=tuple(sorted({s.memory.scope for s in items})),
             tiers=None,
             scorer=scorer,
             latest_per_key=False,  # the key is the item's, and versions are the memory's own
             as_of=self.as_of,
             now=now,
         )
+        ctx = self.view.recall(query, options)
         scored = []
         for row in ctx.rows:
             if row.outcome != "selected":

@@ -34,6 +34,7 @@ import memcommit
 from memcommit.compaction import CompactionResult, Compactor
 from memcommit.errors import InvalidInput, StoreClosed
 from memcommit.model import Memory, Trace
+from memcommit.recall import RecallOptions
 
 #: The metadata key of a step's item, and the state namespace of session -> trace.
 MARK = "openai_agents"
@@ -229,6 +230,7 @@ def recall_instructions(
     base: str,
     *,
     query: str | Callable[[Any], str] | None = None,
+    options: RecallOptions | None = None,
     **recall_options: Any,
 ) -> Callable[[Any, Any], str]:
     """Agent ``instructions`` that append what recall packs for the conversation to ``base``.
@@ -236,10 +238,12 @@ def recall_instructions(
     Pass the result as ``Agent(instructions=...)``: the SDK calls it before each
     model call with the run context and the agent. ``query`` is the recall query
     (text, or a function of the run context; default: the context's ``query``
-    attribute or the base text); ``recall_options`` go to `memcommit.recall`
-    (budget, pools, kinds, scopes, ...). The packed context is prompt-ready,
+    attribute or the base text); ``options`` (a `RecallOptions`) and
+    ``recall_options`` (its fields by name: budget, pools, kinds, scopes, ...)
+    say how to recall, checked here, once. The packed context is prompt-ready,
     corrections first.
     """
+    chosen = (options or RecallOptions()).replace(**recall_options)
 
     def instructions(run_context: Any, agent: Any) -> str:
         if callable(query):
@@ -248,7 +252,7 @@ def recall_instructions(
             text = query
         else:
             text = getattr(getattr(run_context, "context", None), "query", None) or base
-        packed = view.recall(text, **recall_options).render()
+        packed = view.recall(text, chosen).render()
         return f"{base}\n\nWhat you remember:\n{packed}" if packed else base
 
     return instructions

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import fields
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,9 @@ from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import KINDS, Commit, Memory
 from memcommit.store import StoreLike, Transaction
 from memcommit.tiers.memory import TieredMemory
+
+if TYPE_CHECKING:
+    from memcommit.recall import RecallOptions
 
 Kind = Literal[KINDS]  # type: ignore[valid-type]
 Text = Annotated[str, Field(min_length=1, max_length=1_000_000)]
@@ -69,6 +72,30 @@ def commit_json(commit: Commit) -> dict[str, Any]:
             {"op": c.op, "memory_id": c.memory_id, "version": c.version} for c in commit.changes
         ],
     }
+
+
+def recall_options(
+    tenant: str,
+    budget: int,
+    budget_unit: Literal["words", "tokens"],
+    pools: list[PoolSpec] | None,
+    **same: Any,
+) -> RecallOptions:
+    """The `RecallOptions` of one MCP recall call, for the server's tenant.
+
+    The budget and its unit become `Words` or `Tokens`, and the pools poolsplit
+    pools; every other argument of the tool (``same``) is the field of its name.
+    """
+    from memcommit.recall import Pool, RecallOptions, Tokens, Words
+
+    pool_objects = None
+    if pools:
+        pool_objects = tuple(
+            Pool(p.name, p.max_tokens, p.max_entries, tuple(p.kinds) if p.kinds else None)
+            for p in pools
+        )
+    unit = Words if budget_unit == "words" else Tokens
+    return RecallOptions(tenant=tenant, budget=unit(budget), pools=pool_objects, **same)
 
 
 #: The state namespace where each write tool's answer is kept under its request id.
@@ -204,31 +231,22 @@ class AgentMemory:
         there is something to know (e.g. nothing stored yet). Recall does not count
         as use: call `touch` with the ids you actually relied on.
         """
-        from memcommit.recall import Tokens, Words, recall
+        from memcommit.recall import recall
 
-        pool_objects = None
-        if pools:
-            from poolsplit import Pool
-
-            pool_objects = [
-                Pool(p.name, p.max_tokens, p.max_entries, tuple(p.kinds) if p.kinds else None)
-                for p in pools
-            ]
-        context = recall(
-            self.view,
-            query,
-            tenant=self.tenant,
+        options = recall_options(
+            self.tenant,
+            budget,
+            budget_unit,
+            pools,
+            max_records=max_records,
             kinds=kinds,
             scopes=scopes,
             session=session,
             include_previous_sessions=include_previous_sessions,
             latest_per_key=latest_per_key,
             recency_weight=recency_weight,
-            budget=(Words if budget_unit == "words" else Tokens)(budget),
-            max_records=max_records,
-            pools=pool_objects,
-            explain=False,
         )
+        context = recall(self.view, query, options)
         # Counted from the index, and only the best-ranked misses built as rows.
         counts = context.explanation.counts()
         near = [

@@ -2,6 +2,8 @@
 
     from memcommit.recall import recall, Words
     ctx = recall(store, "database timeout", tenant="team-a", budget=Words(80))
+    options = RecallOptions(tenant="team-a", budget=Words(80))  # the same call, as one value
+    ctx = recall(store, "database timeout", options)
     print(ctx.render())
     for row in ctx.rows:
         print(row.memory.id, row.stage, row.cosine, row.score, row.outcome, row.reason)
@@ -17,6 +19,7 @@ at a time); reasons lists every reason a row can give for leaving a memory out.
 from memcommit.recall.pipeline.budget import Pool, TiktokenCounter, Tokens, Words, count_words
 from memcommit.recall.pipeline.context import STAGES, Context
 from memcommit.recall.pipeline.explain import Explanation, ExplanationCounts
+from memcommit.recall.pipeline.options import RecallOptions, scorer_names
 from memcommit.recall.pipeline.reasons import REASONS, Reason
 from memcommit.recall.pipeline.row import Row
 from memcommit.recall.pipeline.run import recall
@@ -45,6 +48,7 @@ __all__ = [
     "PoolsplitScore",
     "Query",
     "Reason",
+    "RecallOptions",
     "Row",
     "Scorer",
     "Tfidf",
@@ -53,4 +57,5 @@ __all__ = [
     "Words",
     "count_words",
     "recall",
+    "scorer_names",
 ]

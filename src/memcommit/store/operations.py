@@ -420,11 +420,14 @@ class StoreApi:
 
     # -- the rest ------------------------------------------------------------------
 
-    def recall(self, query: str, **kw: Any) -> Any:
-        """Recall a bounded context for ``query``: see `memcommit.recall.recall`."""
-        return StoreApi._recaller(self, query, **kw)
+    def recall(self, query: str, options: Any = None, **kw: Any) -> Any:
+        """Recall a bounded context for ``query`` (a `RecallOptions` and/or its fields by name).
 
-    #: ``recall(view, query, **kw)``: the recall layer sits above the store, so the store
+        See `memcommit.recall.recall`.
+        """
+        return StoreApi._recaller(self, query, options, **kw)
+
+    #: ``recall(view, query, options, **kw)``: the recall layer sits above the store, so the store
     #: never imports it; the package top (``memcommit/__init__.py``) connects it here.
     _recaller: ClassVar[Callable[..., Any]]
 

@@ -16,12 +16,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from memcommit.model import Change, Commit, Memory
+from memcommit.model import LIVE_TIERS, Change, Commit, Memory
 from memcommit.store import ViewLike
 
 Partition = tuple[str, str]
-#: The tiers with a capacity (the archive has none).
-COUNTED = ("short", "mid", "long")
 _REPLAY_COMMITS = 256  # a longer gap is cheaper to recount than to replay
 _REPLAY_IDS = 2_000
 _RECOUNT_TRIES = 3
@@ -109,7 +107,7 @@ class TierCache:
         counts = self._counts
         if counts is not None:
             for m, step in ((old, -1), (new, 1)):
-                if m is not None and m.tier in COUNTED and evictable(m):
+                if m is not None and m.tier in LIVE_TIERS and evictable(m):
                     counts[(m.tier, m.tenant, m.scope)] += step
         if id in self.memories:
             if new is None:
@@ -134,7 +132,7 @@ class TierCache:
         tries = 0
         while self._counts is None:
             self.sync()
-            counted = Counter(self.store.tier_counts(tiers=COUNTED, always=False))
+            counted = Counter(self.store.tier_counts(tiers=LIVE_TIERS, always=False))
             tries += 1
             if self.store.head_seq == self.seen or tries == _RECOUNT_TRIES:
                 self._counts = counted

@@ -20,16 +20,13 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from memcommit.errors import InvalidInput
 from memcommit.model import Memory
 from memcommit.tiers import fast
 from memcommit.tiers.candidate import Candidate
 from memcommit.tiers.policies.base import EvictionPolicy, check_capacity, check_eviction
 from memcommit.tiers.policies.classic import ARC, FIFO, LFU, LRU, TwoQueue
-from memcommit.tiers.policies.forgetting import Forgetting
-from memcommit.tiers.policies.learned import Learned
+from memcommit.tiers.policies.names import policy_by_name
 from memcommit.tiers.policies.ranked import Ranked
-from memcommit.tiers.policies.scored import Scored
 
 #: Where the simulator's wall clock starts.
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -191,25 +188,6 @@ def _ranked(trace: Iterable[Hashable], capacity: int, policy: Ranked, replay: _R
                 on_evict(victim, now)
         place(x, tick)
     return hits
-
-
-def policy_by_name(name: str) -> EvictionPolicy:
-    """A fresh policy from its name (case-insensitive), as the CLI takes it."""
-    table: dict[str, Callable[[], EvictionPolicy]] = {
-        "fifo": FIFO,
-        "lru": LRU,
-        "lfu": LFU,
-        "twoqueue": TwoQueue,
-        "2q": TwoQueue,
-        "arc": ARC,
-        "forgetting": Forgetting,
-        "scored": Scored,
-        "learned": Learned,
-    }
-    found = table.get(name.lower()) if isinstance(name, str) else None
-    if found is None:
-        raise InvalidInput("policy", name, "must be one of " + ", ".join(sorted(table)))
-    return found()
 
 
 def simulate(

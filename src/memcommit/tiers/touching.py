@@ -17,7 +17,7 @@ from typing import Any
 
 from memcommit.commit_time import landed
 from memcommit.compaction.compactor import COMPACTED_INTO
-from memcommit.model import Memory, Usage
+from memcommit.model import LIVE_TIERS, Memory, Usage
 from memcommit.tiers.cache import Partition
 from memcommit.tiers.results import TouchResult
 from memcommit.tiers.segments import segment_id
@@ -25,14 +25,13 @@ from memcommit.tiers.setup import Setup
 from memcommit.tiers.stats import KEY, NAMESPACE, TierStats, add_stored, increment
 from memcommit.tiers.writes import apply, by_tenant, named, policy_name, tiers_commit
 
-_WORKING = ("short", "mid", "long")
 #: Key of a tenant's mid-term segment visits, beside its counters (namespace ``tiers``).
 SEGMENTS = "segments"
 
 
 def pages_in(m: Memory, now: datetime) -> bool:
     """Whether touching ``m`` pages it in: archived, and it still holds."""
-    return m.tier not in _WORKING and m.holds(now)
+    return m.tier not in LIVE_TIERS and m.holds(now)
 
 
 def add_visits(visits: Counter[str], now: datetime) -> Callable[[Any], Any]:

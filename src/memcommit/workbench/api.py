@@ -1,7 +1,9 @@
 """Parse and validate the workbench's query parameters into one recall request.
 
 Every bad value raises ``InvalidInput`` naming the field, which the server turns
-into a 400 JSON error; nothing here ranks, filters or packs.
+into a 400 JSON error; nothing here ranks, filters or packs. A request becomes
+one `RecallOptions` (`recall_options`); a live page starts from recall's own
+defaults, so it shows the recall an agent gets.
 """
 
 from __future__ import annotations
@@ -9,17 +11,23 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import poolsplit
 from memcommit.errors import InvalidInput
-from memcommit.model import KINDS, STORES, TIERS
+from memcommit.model import KINDS, LIVE_TIERS, STORES, TIERS
+from memcommit.recall import RecallOptions, Words, scorer_names
+from memcommit.recall.pipeline.options import DEFAULT_SCORER
 
 #: Memory store choices of the page: one of STORES, or every kind.
 STORE_CHOICES = (*STORES, "all")
 
-#: Scorers a live page may choose: the seed's TF-IDF (the page's explanation) first.
-SCORERS = ("tfidf", "memory", "poolsplit")
+#: Scorers a live page may choose: recall's own names.
+SCORERS = scorer_names()
+
+#: recall()'s defaults, which a live page starts from.
+RECALL_DEFAULTS = RecallOptions()
 
 #: Which rows of the table a page shows.
 OUTCOMES = ("all", "selected", "excluded")
@@ -36,20 +44,20 @@ class Defaults:
 
     tenant: str
     store: str = "all"
-    previous: bool = True
+    previous: bool = RECALL_DEFAULTS.include_previous_sessions
     max_age: int | None = None
-    latest: bool = False
-    recency: float = 0.0
+    latest: bool = RECALL_DEFAULTS.latest_per_key
+    recency: float = RECALL_DEFAULTS.recency_weight
     budget: int = 200
     max_records: int = 10
     question: str = ""
     query: str = ""
     session: str | None = None
     kinds: tuple[str, ...] = KINDS
-    tiers: tuple[str, ...] = ("short", "mid", "long")
+    tiers: tuple[str, ...] = LIVE_TIERS
     scopes: str = ""
     pools: str = ""
-    scorer: str = "tfidf"
+    scorer: str = DEFAULT_SCORER
 
 
 @dataclass(frozen=True)
@@ -79,9 +87,9 @@ class RecallRequest:
     session: str | None = None
     kinds: tuple[str, ...] | None = None
     scopes: tuple[str, ...] | None = None
-    tiers: tuple[str, ...] = ("short", "mid", "long")
+    tiers: tuple[str, ...] = LIVE_TIERS
     pools: tuple[TypedPool, ...] = ()
-    scorer: str = "tfidf"
+    scorer: str = DEFAULT_SCORER
     offset: int = 0
     limit: int = DEFAULT_PAGE_SIZE
     outcome: str = "all"
@@ -101,6 +109,31 @@ def recall_pools(request: RecallRequest) -> list[poolsplit.Pool] | None:
     if not request.pools:
         return None
     return [poolsplit.Pool(p.name, p.words, p.entries, p.kinds) for p in request.pools]
+
+
+def recall_options(request: RecallRequest, *, session: str | None, now: datetime) -> RecallOptions:
+    """The `RecallOptions` a page's request stands for (a word budget; ages at ``now``).
+
+    ``explain`` stays off: the selection is ready at once, and rows are built
+    only for the page the table asks for.
+    """
+    hours = request.max_age_hours
+    return RecallOptions(
+        tenant=request.tenant,
+        kinds=request.kind_filter(),
+        scopes=request.scopes,
+        session=session,
+        include_previous_sessions=request.previous,
+        max_age=None if hours is None else timedelta(hours=hours),
+        latest_per_key=request.latest,
+        tiers=request.tiers,
+        recency_weight=request.recency,
+        budget=Words(request.budget),
+        max_records=request.max_records,
+        pools=recall_pools(request),
+        scorer=request.scorer,
+        now=now,
+    )
 
 
 def one(params: Mapping[str, Sequence[str]], field: str, default: str | None = None) -> str:
@@ -227,6 +260,7 @@ def parse_bank(
     return RecallRequest(
         query=questions[question],
         question=question,
+        scorer=defaults.scorer,
         **common(params, tenants, defaults),
     )
 

@@ -12,12 +12,12 @@ from abc import ABC, abstractmethod
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, TIERS
-from memcommit.recall import Words, recall
+from memcommit.recall import recall
 from memcommit.store import StoreLike, TenantViewLike, ViewLike
 from memcommit.tiers.stats import Counts, TierStats
 from memcommit.workbench import bank
@@ -30,7 +30,7 @@ from memcommit.workbench.api import (
     integer,
     parse_bank,
     parse_live,
-    recall_pools,
+    recall_options,
 )
 from memcommit.workbench.view import (
     ExplainedTable,
@@ -55,9 +55,8 @@ BANK_DEFAULTS = Defaults(
     budget=40,
     max_records=3,
     question=bank.QUESTIONS[0].id,
+    scorer="tfidf",  # the seed's formula, which the bank's walkthroughs explain
 )
-
-HALF_LIFE = timedelta(hours=24)
 
 
 class WorkbenchSource(Protocol):
@@ -76,31 +75,8 @@ class WorkbenchSource(Protocol):
 def run_recall(
     store: ViewLike, request: RecallRequest, *, session: str | None, now: datetime
 ) -> Any:
-    """memcommit's recall() with the page's settings: the one place ranking happens.
-
-    ``explain=False``: the selection is ready at once; rows are built only for
-    the page the table asks for.
-    """
-    return recall(
-        store,
-        request.query,
-        tenant=request.tenant,
-        kinds=request.kind_filter(),
-        scopes=request.scopes,
-        session=session,
-        include_previous_sessions=request.previous,
-        max_age=None if request.max_age_hours is None else timedelta(hours=request.max_age_hours),
-        latest_per_key=request.latest,
-        tiers=request.tiers,
-        recency_weight=request.recency,
-        half_life=HALF_LIFE,
-        budget=Words(request.budget),
-        max_records=request.max_records,
-        pools=recall_pools(request),
-        scorer=request.scorer,
-        now=now,
-        explain=False,
-    )
+    """memcommit's recall() with the page's settings: the one place ranking happens."""
+    return recall(store, request.query, recall_options(request, session=session, now=now))
 
 
 def config_json(mode: str, tenants: Sequence[Mapping[str, str]], defaults: Defaults) -> dict:

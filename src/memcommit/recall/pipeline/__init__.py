@@ -1,5 +1,6 @@
 """The pipeline wing: recall's stages, from the store to an explained context.
 
+options         RecallOptions: every recall argument, checked once; the scorer names
 sources         where recall reads: a store's live index, or a list of memories
 filters         stage 2, scope filters, each with its reason
 ranking         stage 3, scored and filtered only as deep as packing reads

@@ -13,121 +13,46 @@ its code, is a `memcommit.recall.pipeline.reasons.Reason`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 
-from memcommit.errors import InvalidInput
-from memcommit.model import KINDS, STORES, TIERS
 from memcommit.recall.index.columns import NO_START, Codes
 from memcommit.recall.index.snapshot import Snapshot
+from memcommit.recall.pipeline.options import RecallOptions
 from memcommit.recall.pipeline.reasons import Reason
 
 #: The code of a document that passed every filter.
 PASSED = 0
 
-_ALL = "all"
-
-
-def parse_kinds(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
-    """Memory kinds to keep: kind names, store names ("semantic", ...) or "all"; None = all."""
-    if kinds is None:
-        return None
-    items = [kinds] if isinstance(kinds, str) else kinds
-    try:
-        items = list(items)
-    except TypeError:
-        raise InvalidInput("kinds", kinds, "must be a list of kinds or memory stores") from None
-    out: list[str] = []
-    for item in items:
-        if item == _ALL:
-            return None
-        if item in STORES:
-            out.extend(STORES[item])
-        elif item in KINDS:
-            out.append(item)
-        else:
-            allowed = ", ".join(dict.fromkeys((*STORES, *KINDS, _ALL)))
-            raise InvalidInput("kinds", kinds, f"unknown kind {item!r}; allowed: {allowed}")
-    return tuple(dict.fromkeys(out))
-
-
-def _names(
-    field: str, values: Iterable[str] | None, allowed: tuple[str, ...] | None = None
-) -> tuple[str, ...] | None:
-    if values is None:
-        return None
-    if isinstance(values, str):
-        values = (values,)
-    try:
-        values = tuple(values)
-    except TypeError:
-        raise InvalidInput(field, values, "must be a list of names") from None
-    for value in values:
-        if not isinstance(value, str):
-            raise InvalidInput(field, values, f"{value!r} is not a name")
-        if allowed is not None and value not in allowed:
-            raise InvalidInput(field, values, f"unknown {value!r}; allowed: {', '.join(allowed)}")
-    return values
-
 
 @dataclass(frozen=True)
 class Scope:
-    """The validated scope filters of one recall (see `memcommit.recall.recall`)."""
+    """The scope filters of one recall: its `RecallOptions`' filter fields, and the pools' kinds."""
 
-    kinds: tuple[str, ...] | None = None
-    scopes: tuple[str, ...] | None = None
-    session: str | None = None
-    include_previous_sessions: bool = True
-    max_age: timedelta | None = None
-    latest_per_key: bool = True
-    live: bool = True
-    tiers: tuple[str, ...] | None = ("short", "mid", "long")
+    kinds: tuple[str, ...] | None
+    scopes: tuple[str, ...] | None
+    session: str | None
+    include_previous_sessions: bool
+    max_age: timedelta | None
+    latest_per_key: bool
+    live: bool
+    tiers: tuple[str, ...] | None
     #: Kinds the pools draw from (None: all). Always-scope memories pass regardless.
     pool_kinds: tuple[str, ...] | None = None
 
     @classmethod
-    def parse(
-        cls,
-        *,
-        kinds: Iterable[str] | str | None = None,
-        scopes: Iterable[str] | None = None,
-        session: str | None = None,
-        include_previous_sessions: bool = True,
-        max_age: timedelta | None = None,
-        latest_per_key: bool = True,
-        live: bool = True,
-        tiers: Iterable[str] | None = ("short", "mid", "long"),
-    ) -> Scope:
-        """Check every filter argument; InvalidInput names the first bad one."""
-        if session is not None and not isinstance(session, str):
-            raise InvalidInput("session", session, "must be a session name or None")
-        for field, flag in (
-            ("include_previous_sessions", include_previous_sessions),
-            ("latest_per_key", latest_per_key),
-            ("live", live),
-        ):
-            if not isinstance(flag, bool):
-                raise InvalidInput(field, flag, "must be True or False")
-        if not include_previous_sessions and session is None:
-            raise InvalidInput(
-                "include_previous_sessions",
-                include_previous_sessions,
-                "False keeps only the current session: pass session=...",
-            )
-        if max_age is not None and (not isinstance(max_age, timedelta) or max_age < timedelta(0)):
-            raise InvalidInput("max_age", max_age, "must be a timedelta >= 0 or None")
-        return cls(
-            kinds=parse_kinds(kinds),
-            scopes=_names("scopes", scopes),
-            session=session,
-            include_previous_sessions=include_previous_sessions,
-            max_age=max_age,
-            latest_per_key=latest_per_key,
-            live=live,
-            tiers=_names("tiers", tiers, TIERS),
-        )
+    def of(cls, options: RecallOptions, pool_kinds: tuple[str, ...] | None = None) -> Scope:
+        """The scope filters of ``options`` (checked when they were made)."""
+        own = {f.name: getattr(options, f.name) for f in fields(cls) if f.name != "pool_kinds"}
+        return cls(**own, pool_kinds=pool_kinds)
+
+    @classmethod
+    def parse(cls, **filters: Any) -> Scope:
+        """The scope filters of ``RecallOptions(**filters)``; InvalidInput names a bad one."""
+        return cls.of(RecallOptions(**filters))
 
 
 def _codes(table: Codes, values: Iterable[str]) -> np.ndarray:

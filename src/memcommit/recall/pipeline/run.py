@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
@@ -25,6 +25,7 @@ from memcommit.recall.pipeline.budget import Tokens, Words
 from memcommit.recall.pipeline.context import Context
 from memcommit.recall.pipeline.explain import Explanation
 from memcommit.recall.pipeline.filters import Scope, passes
+from memcommit.recall.pipeline.options import RecallOptions, scorers
 from memcommit.recall.pipeline.pack import Packed, Packer
 from memcommit.recall.pipeline.ranking import Ranking, exhaustive
 from memcommit.recall.pipeline.sources import (
@@ -38,11 +39,9 @@ from memcommit.recall.scoring.cosine import CosineSearch, Query
 from memcommit.recall.scoring.scorers import (
     BatchScorer,
     ExplainedScorer,
-    PoolsplitScore,
     Presorted,
     PresortedScorer,
     Scorer,
-    Tfidf,
 )
 from memcommit.store.protocols import CommitRef, ViewLike
 
@@ -53,49 +52,29 @@ ALWAYS_POOL = "always"
 _NO_CAP = sys.maxsize
 
 
-def _scorers() -> dict[str, Callable[[], Any]]:
-    from memcommit.recall.scoring.memory import MemoryScorer
-
-    return {"memory": MemoryScorer, "tfidf": Tfidf, "poolsplit": PoolsplitScore}
-
-
 @rebuilt_when_damaged
 def recall(
     store_or_view: ViewLike | Sequence[Memory] | Source,
     query: str,
-    *,
-    tenant: str | None = None,
-    kinds: Iterable[str] | str | None = None,
-    scopes: Iterable[str] | None = None,
-    session: str | None = None,
-    include_previous_sessions: bool = True,
-    max_age: timedelta | None = None,
-    latest_per_key: bool = True,
-    live: bool = True,
-    tiers: Iterable[str] | None = ("short", "mid", "long"),
-    recency_weight: float = 0.0,
-    half_life: timedelta = timedelta(hours=24),
-    budget: Words | Tokens | None = None,
-    max_records: int | None = None,
-    pools: Sequence[poolsplit.Pool] | None = None,
-    scorer: str | Scorer | BatchScorer | None = None,
-    as_of: CommitRef | None = None,
-    now: datetime | None = None,
-    explain: bool = False,
+    options: RecallOptions | None = None,
+    **overrides: Any,
 ) -> Context:
     """Pack a bounded context for ``query`` from one tenant's memories, explaining every one.
 
-    ``store_or_view`` is a store, a tenant view, or a list of `Memory`. Filters
-    (``kinds`` .. ``tiers``) run first; by default the latest fact wins
-    (``latest_per_key=True``: of memories sharing a key only the newest competes;
-    ``as_of`` reads an earlier state, where an older one may still be the newest);
-    survivors are ranked by ``scorer`` (the default ``"memory"``; ``"tfidf"`` is the
-    seed's exact formula, blended with recency by ``recency_weight`` and
-    ``half_life``); poolsplit packs them into
-    ``pools`` (default: one pool of ``budget`` and ``max_records``), always-scope
-    memories first and outside every cap (when the pools leave kinds out, a first
-    pool "always" loads those kinds' always-scope memories). ``now`` is the time
-    ages are measured at (default: the current UTC time). Rows are computed when
+    ``store_or_view`` is a store, a tenant view, or a list of `Memory`. How to
+    recall is a `RecallOptions` (``options``, default ``RecallOptions()``) with
+    ``overrides`` by field name: ``recall(store, q, tenant="acme", budget=Words(80))``
+    and ``recall(store, q, RecallOptions(tenant="acme", budget=Words(80)))`` are
+    one call. Filters (``kinds`` .. ``tiers``) run first; by default the latest
+    fact wins (``latest_per_key=True``: of memories sharing a key only the newest
+    competes; ``as_of`` reads an earlier state, where an older one may still be
+    the newest); survivors are ranked by ``scorer`` (the default ``"memory"``;
+    ``"tfidf"`` is the seed's exact formula, blended with recency by
+    ``recency_weight`` and ``half_life``); poolsplit packs them into ``pools``
+    (default: one pool of ``budget`` and ``max_records``), always-scope memories
+    first and outside every cap (when the pools leave kinds out, a first pool
+    "always" loads those kinds' always-scope memories). ``now`` is the time ages
+    are measured at (default: the current UTC time). Rows are computed when
     first read (``explain=True`` builds them all before returning), so the common
     path stays fast at a million memories; ``ctx.explanation`` counts them and
     builds them a page at a time. An unknown tenant gives an empty context
@@ -103,37 +82,25 @@ def recall(
     """
     if not isinstance(query, str):
         raise InvalidInput("query", query, "must be a str")
-    scope = Scope.parse(
-        kinds=kinds,
-        scopes=scopes,
-        session=session,
-        include_previous_sessions=include_previous_sessions,
-        max_age=max_age,
-        latest_per_key=latest_per_key,
-        live=live,
-        tiers=tiers,
-    )
-    weight = _unit_interval("recency_weight", recency_weight)
-    if not isinstance(half_life, timedelta) or half_life <= timedelta(0):
-        raise InvalidInput("half_life", half_life, "must be a timedelta > 0")
-    if budget is not None and not isinstance(budget, (Words, Tokens)):
-        raise InvalidInput("budget", budget, "must be Words(n), Tokens(n) or None")
-    if max_records is not None and (
-        isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 0
-    ):
-        raise InvalidInput("max_records", max_records, "must be an int >= 0 or None")
+    if options is None:
+        options = RecallOptions(**overrides)
+    elif not isinstance(options, RecallOptions):
+        raise InvalidInput("options", options, "must be a RecallOptions or None")
+    else:
+        options = options.replace(**overrides)
+    budget = options.budget
     unit = budget if budget is not None else Words(0)
-    pool_list = _pools(pools, budget, max_records)
-    chosen = _scorer(scorer, weight)
-    moment = _now(now)
-    tenant = _tenant(store_or_view, tenant)
-    if not isinstance(explain, bool):
-        raise InvalidInput("explain", explain, "must be True or False")
+    pool_list = _pools(options)
+    chosen = _scorer(options.scorer)
+    moment = _now(options.now)
+    tenant = _tenant(store_or_view, options.tenant)
 
-    if pools is not None:
+    scope = Scope.of(options)
+    if options.pools is not None:
         scope = _limit_kinds(scope, pool_list)
         pool_list = _with_always_pool(pool_list)
-    source = _source(store_or_view, tenant, as_of)
+    source = _source(store_or_view, tenant, options.as_of)
+    weight, half_life = options.recency_weight, options.half_life
     run = _Run(
         source,
         scope,
@@ -159,7 +126,7 @@ def recall(
     )
     if not source.known:
         context.note = f"unknown tenant {tenant!r}: it has no memories"
-    if explain:
+    if options.explain:
         context.rows  # noqa: B018 - built now, as asked
     return context
 
@@ -309,46 +276,13 @@ def _presorts(scorer: Scorer | BatchScorer) -> bool:
     return hasattr(scorer, "name") and callable(getattr(scorer, "presort", None))
 
 
-def _unit_interval(field: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise InvalidInput(field, value, "must be a number in [0, 1]")
-    return float(value)
-
-
-def _pools(
-    pools: Sequence[poolsplit.Pool] | None, budget: Words | Tokens | None, max_records: int | None
-) -> list[poolsplit.Pool]:
-    cap = budget.n if budget is not None else _NO_CAP
-    entries = max_records if max_records is not None else _NO_CAP
-    if pools is None:
-        return [poolsplit.Pool(DEFAULT_POOL, cap, entries)]
-    if isinstance(pools, poolsplit.Pool):
-        pools = [pools]
-    try:
-        pools = list(pools)
-    except TypeError:
-        raise InvalidInput("pools", pools, "must be a list of poolsplit.Pool") from None
-    names: set[str] = set()
-    for pool in pools:
-        if not isinstance(pool, poolsplit.Pool):
-            raise InvalidInput("pools", pools, f"{pool!r} is not a poolsplit.Pool")
-        if pool.name in names:
-            raise InvalidInput("pools", pools, f"duplicate pool name {pool.name!r}")
-        names.add(pool.name)
-        for kind in pool.types or ():
-            if kind not in KINDS:
-                raise InvalidInput(
-                    "pools",
-                    pools,
-                    f"pool {pool.name!r}: unknown kind {kind!r}; allowed: " + ", ".join(KINDS),
-                )
-    if not pools:
-        raise InvalidInput("pools", pools, "must hold at least one pool")
-    if sum(pool.max_tokens for pool in pools) > cap:
-        raise InvalidInput("pools", pools, f"reserve more than the budget of {cap}")
-    if sum(pool.max_entries for pool in pools) > entries:
-        raise InvalidInput("pools", pools, f"allow more entries than max_records={max_records}")
-    return pools
+def _pools(options: RecallOptions) -> list[poolsplit.Pool]:
+    """The caller's pools (checked in `RecallOptions`), or one pool of the budget and cap."""
+    if options.pools is not None:
+        return list(options.pools)
+    cap = options.budget.n if options.budget is not None else _NO_CAP
+    entries = options.max_records if options.max_records is not None else _NO_CAP
+    return [poolsplit.Pool(DEFAULT_POOL, cap, entries)]
 
 
 def _with_always_pool(pools: list[poolsplit.Pool]) -> list[poolsplit.Pool]:
@@ -382,24 +316,9 @@ def _limit_kinds(scope: Scope, pools: list[poolsplit.Pool]) -> Scope:
     return Scope(**{**scope.__dict__, "pool_kinds": drawn})
 
 
-def _scorer(scorer: Any, weight: float) -> Scorer | BatchScorer:
-    known = _scorers()
-    if scorer is None:
-        scorer = "memory"
-    chosen: Scorer | BatchScorer
-    if isinstance(scorer, str):
-        if scorer not in known:
-            raise InvalidInput("scorer", scorer, "allowed: " + ", ".join(known) + ", or a callable")
-        chosen = known[scorer]()
-    elif callable(scorer) or isinstance(scorer, BatchScorer):
-        chosen = scorer
-    else:
-        raise InvalidInput("scorer", scorer, "must be a scorer name or callable(memory, query)")
-    if isinstance(chosen, PoolsplitScore) and weight != 0.0:
-        raise InvalidInput(
-            "recency_weight", weight, "poolsplit's scorer has its own recency; use 0 with it"
-        )
-    return chosen
+def _scorer(scorer: str | Scorer | BatchScorer) -> Scorer | BatchScorer:
+    """A fresh scorer for a name (checked in `RecallOptions`), or the caller's own."""
+    return scorers()[scorer]() if isinstance(scorer, str) else scorer
 
 
 def _now(now: Any) -> datetime:
