@@ -84,7 +84,7 @@ def test_a_reused_request_id_across_tools_is_refused_and_writes_nothing(agent):
     assert agent.view.get(memory_id).status == "active"
     trace = agent.begin_task("Fix the build", request_id="t")["trace_id"]
     seen = agent.view.head_seq
-    with pytest.raises(InvalidInput, match="request_id='t'.*begin_task"):
+    with pytest.raises(InvalidInput, match=r"request_id='t'.*begin_task"):
         agent.add_step(trace, "found the cause", request_id="t")
     with pytest.raises(InvalidInput, match="request_id='t'"):
         agent.finish_task(trace, request_id="t")

@@ -72,8 +72,9 @@ def init_cmd(store_target: str, as_json: bool) -> None:
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat for more).")
 @click.option("--tier", type=click.Choice(TIERS), default="short", show_default=True)
 @click.option(
-    "--always", is_flag=True, help="Always load it (implied by --kind correction: a correction"
-    " always loads)."
+    "--always",
+    is_flag=True,
+    help="Always load it (implied by --kind correction: a correction always loads).",
 )
 @click.option("--message", "-m", default="", help="Commit message.")
 @click.option("--author", default="cli", show_default=True, help="Commit author.")
