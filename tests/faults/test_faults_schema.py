@@ -49,3 +49,28 @@ def test_a_newer_schema_is_refused_on_open(make_store, store_backend, request, r
 
 def test_the_error_is_part_of_the_tree():
     assert issubclass(SchemaTooNew, memcommit.errors.MemcommitError)
+
+
+def test_a_current_store_opens_while_a_writer_holds_the_lock(store_target):
+    target, options = store_target
+    writer = memcommit.open(target, **options)
+    try:
+        with writer.commit(message="a long commit", author="t") as tx:
+            tx.add("written while the other process opens", tenant="acme")
+            # the writers' lock is held until the block ends; an open must not wait for it
+            opened = memcommit.open(target, **options, **_short_wait(target))
+            try:
+                assert opened.find() == []
+                assert opened.head is None
+            finally:
+                opened.close()
+        reopened = memcommit.open(target, **options)
+        assert [m.content for m in reopened.find()] == ["written while the other process opens"]
+        reopened.close()
+    finally:
+        writer.close()
+
+
+def _short_wait(target: str) -> dict[str, float]:
+    """The backend's option for how long a writer waits for the lock: one second."""
+    return {"lock_timeout": 1} if target.startswith("postgresql") else {"busy_timeout": 1}

@@ -34,7 +34,7 @@ from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import require_current, upgrade
+from memcommit.store.backends.migrations import missing, require_current, upgrade
 from memcommit.store.validate import flag
 
 DEFAULT_SCHEMA = "memcommit"
@@ -221,7 +221,16 @@ class PostgresBackend(common.SQLBackend):
         conn.execute(self._setup)
 
     def _migrate(self, conn: psycopg.Connection) -> None:
-        """Create the schema and apply the migrations it lacks, under the writers' lock."""
+        """Create the schema and apply the migrations it lacks, under the writers' lock.
+
+        A schema with every migration applied opens without the lock: a long
+        commit or an export holds it throughout, and an open (an MCP server
+        starting, a reader) must not wait for it, let alone time out. Whether
+        anything is missing is asked again under the lock before applying it.
+        """
+        applied = self._applied(conn)
+        if applied is not None and not missing("postgres", applied, self.target):
+            return
         with conn.transaction():
             conn.execute(self._lock_wait.encode())
             conn.execute(
@@ -234,17 +243,20 @@ class PostgresBackend(common.SQLBackend):
 
             upgrade("postgres", self.target, run, ledger=LEDGER, mark="%s")
 
-    def _require_current(self, conn: psycopg.Connection) -> None:
-        """For a read-only open: the schema must exist with every migration applied."""
+    def _applied(self, conn: psycopg.Connection) -> list[int] | None:
+        """The migrations the schema records (None: it has no ``schema_migrations`` table)."""
         found = conn.execute(
             "SELECT 1 FROM information_schema.tables"
             " WHERE table_schema = %s AND table_name = 'schema_migrations'",
             (self.schema,),
         ).fetchone()
-        applied = (
-            [n for (n,) in conn.execute("SELECT version FROM schema_migrations")] if found else None
-        )
-        require_current("postgres", applied, self.target)
+        if not found:
+            return None
+        return [n for (n,) in conn.execute("SELECT version FROM schema_migrations")]
+
+    def _require_current(self, conn: psycopg.Connection) -> None:
+        """For a read-only open: the schema must exist with every migration applied."""
+        require_current("postgres", self._applied(conn), self.target)
 
     # -- connections ---------------------------------------------------------------
 
