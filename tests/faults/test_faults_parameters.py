@@ -52,3 +52,28 @@ def test_a_good_counter_is_charged_as_it_answers(view, now):
     assert len(ctx.selected) == 2 and ctx.used == {"context": 20}
     assert Tokens(5, count) == Tokens(5, count)
     assert repr(count) in repr(Tokens(5, count))
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "agent\x00.db",
+        "sqlite://agent\x00.db",
+        "postgresql://postgres@127.0.0.1:5432/te\x00st",
+        "postgresql://[bad/test",
+        "postgresql://me:secret@[::1/test?schema=x",
+    ],
+)
+def test_a_target_no_backend_can_open_is_invalid_input_naming_it(tmp_path, monkeypatch, target):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InvalidInput) as refused:
+        memcommit.open(target)
+    assert refused.value.field == "target"
+    assert "secret" not in str(refused.value)
+    assert target.split("\x00")[0].split("secret")[0] in refused.value.value
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_object_with_a_nul_is_refused_the_same_way(tmp_path):
+    with pytest.raises(InvalidInput, match="NUL"):
+        memcommit.open(tmp_path / "agent\x00.db")

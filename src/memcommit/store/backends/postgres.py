@@ -107,7 +107,11 @@ def split_target(target: str, schema: str | None, connect_timeout: float) -> tup
     ``connect_timeout`` is added unless the URL sets one, so an unreachable
     server fails the open instead of hanging it.
     """
-    parts = urlsplit(target)
+    try:
+        parts = urlsplit(target)
+    except ValueError as exc:  # e.g. "postgresql://[bad/db": an unclosed IPv6 bracket
+        masked = re.sub(r"(://[^/@:]*:)[^/@]*@", r"\1***@", target)
+        raise InvalidInput("target", masked, f"is not a valid URL ({exc})") from None
     params = parse_qsl(parts.query, keep_blank_values=True)
     named = [value for key, value in params if key == "schema"]
     if len(set(named)) > 1 or (named and schema is not None and named[0] != schema):
