@@ -74,3 +74,34 @@ def test_a_current_store_opens_while_a_writer_holds_the_lock(store_target):
 def _short_wait(target: str) -> dict[str, float]:
     """The backend's option for how long a writer waits for the lock: one second."""
     return {"lock_timeout": 1} if target.startswith("postgresql") else {"busy_timeout": 1}
+
+
+def test_a_store_opens_while_an_export_runs(store_target):
+    from memcommit.store.transfer import export_jsonl
+
+    target, options = store_target
+    source = memcommit.open(target, **options)
+    with source.commit(message="seed", author="t") as tx:
+        tx.add("exported while a server starts", tenant="acme")
+
+    class Sink:
+        """Where the export writes; the first line it gets, another process opens the store."""
+
+        def __init__(self) -> None:
+            self.seen: list[str] | None = None
+
+        def write(self, line: str) -> int:
+            if self.seen is None:
+                opened = memcommit.open(target, **options, **_short_wait(target))
+                try:
+                    self.seen = [m.content for m in opened.find()]
+                finally:
+                    opened.close()
+            return len(line)
+
+    sink = Sink()
+    try:
+        export_jsonl(source, sink)
+    finally:
+        source.close()
+    assert sink.seen == ["exported while a server starts"]
