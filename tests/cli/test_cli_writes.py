@@ -153,3 +153,10 @@ def test_a_correction_added_without_always_still_always_loads(cli):
     assert cli.json("get", rule)["always"] is True
     recalled = cli.json("recall", "billing port", "--words", "3")
     assert recalled["selected"][0]["id"] == rule
+
+
+def test_updating_a_memory_into_a_correction_makes_it_always_load(cli):
+    mid = added(cli, "Deploys need a second reviewer")
+    assert cli.json("update", mid, "--kind", "correction")["memory"]["always"] is True
+    kept = cli.json("update", mid, "--content", "Deploys need two reviewers", "--not-always")
+    assert kept["memory"]["always"] is False
