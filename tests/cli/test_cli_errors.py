@@ -175,3 +175,20 @@ def test_the_demo_refuses_an_existing_store_before_printing_anything(tmp_path):
     result = run("demo", "--store", str(taken))
     assert result.exit_code == 2 and result.stdout == ""
     assert "must not exist yet" in result.stderr
+
+
+OUT_OF_RANGE = [
+    (["recall", "tea", "--max-age", "99999999999d"], "max-age=", "at most 999999999 days"),
+    (["recall", "tea", "--half-life", "99999999999w"], "half-life=", "at most 999999999 days"),
+    (["recall", "tea", "--now", "99999999d"], "now=", "days ago (after year 1)"),
+    (["recall", "tea", "--as-of", "99999999h"], "as-of=", "days ago (after year 1)"),
+    (["find", "--as-of", "999999999999w"], "as-of=", "at most 999999999 days"),
+    (["log", "--as-of", "99999999999s"], "as-of=", "days ago (after year 1)"),
+]
+
+
+@pytest.mark.parametrize(("args", "option", "range_"), OUT_OF_RANGE, ids=lambda a: str(a))
+def test_an_out_of_range_time_form_is_one_line_naming_the_option_and_range(
+    db, args, option, range_
+):
+    one_line_error(run(*args, "--store", db), option, range_)

@@ -145,3 +145,18 @@ def test_short_commit_ids_from_the_log_work_as_arguments(cli):
     assert [m["content"] for m in cli.json("find", "--as-of", short)] == ["first fact"]
     assert [c["op"] for c in cli.json("diff", short, second["id"][-8:])] == ["add"]
     assert "not found" in cli("show", "…fffffff", code=1).stderr
+
+
+def test_a_correction_added_without_always_still_always_loads(cli):
+    rule = added(cli, "Never deploy on Fridays", kind="correction")
+    added(cli, "Billing listens on port 8080")
+    assert cli.json("get", rule)["always"] is True
+    recalled = cli.json("recall", "billing port", "--words", "3")
+    assert recalled["selected"][0]["id"] == rule
+
+
+def test_updating_a_memory_into_a_correction_makes_it_always_load(cli):
+    mid = added(cli, "Deploys need a second reviewer")
+    assert cli.json("update", mid, "--kind", "correction")["memory"]["always"] is True
+    kept = cli.json("update", mid, "--content", "Deploys need two reviewers", "--not-always")
+    assert kept["memory"]["always"] is False

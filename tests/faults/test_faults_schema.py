@@ -49,3 +49,59 @@ def test_a_newer_schema_is_refused_on_open(make_store, store_backend, request, r
 
 def test_the_error_is_part_of_the_tree():
     assert issubclass(SchemaTooNew, memcommit.errors.MemcommitError)
+
+
+def test_a_current_store_opens_while_a_writer_holds_the_lock(store_target):
+    target, options = store_target
+    writer = memcommit.open(target, **options)
+    try:
+        with writer.commit(message="a long commit", author="t") as tx:
+            tx.add("written while the other process opens", tenant="acme")
+            # the writers' lock is held until the block ends; an open must not wait for it
+            opened = memcommit.open(target, **options, **_short_wait(target))
+            try:
+                assert opened.find() == []
+                assert opened.head is None
+            finally:
+                opened.close()
+        reopened = memcommit.open(target, **options)
+        assert [m.content for m in reopened.find()] == ["written while the other process opens"]
+        reopened.close()
+    finally:
+        writer.close()
+
+
+def _short_wait(target: str) -> dict[str, float]:
+    """The backend's option for how long a writer waits for the lock: one second."""
+    return {"lock_timeout": 1} if target.startswith("postgresql") else {"busy_timeout": 1}
+
+
+def test_a_store_opens_while_an_export_runs(store_target):
+    from memcommit.store.transfer import export_jsonl
+
+    target, options = store_target
+    source = memcommit.open(target, **options)
+    with source.commit(message="seed", author="t") as tx:
+        tx.add("exported while a server starts", tenant="acme")
+
+    class Sink:
+        """Where the export writes; the first line it gets, another process opens the store."""
+
+        def __init__(self) -> None:
+            self.seen: list[str] | None = None
+
+        def write(self, line: str) -> int:
+            if self.seen is None:
+                opened = memcommit.open(target, **options, **_short_wait(target))
+                try:
+                    self.seen = [m.content for m in opened.find()]
+                finally:
+                    opened.close()
+            return len(line)
+
+    sink = Sink()
+    try:
+        export_jsonl(source, sink)
+    finally:
+        source.close()
+    assert sink.seen == ["exported while a server starts"]

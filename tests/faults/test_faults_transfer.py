@@ -116,3 +116,11 @@ def test_an_export_that_fails_leaves_no_partial_file(make_store, tmp_path, monke
     with target.open(encoding="utf-8") as source:
         import_jsonl(restored, source)
     assert len(restored.find(tenant="acme")) == 3
+
+
+def test_the_cli_reference_says_the_trailer_detects_accidents_not_tampering():
+    from memcommit.cli.docs import DOCS_PATH
+
+    words = " ".join(DOCS_PATH.read_text(encoding="utf-8").split())
+    assert "The trailer detects accidents, not tampering" in words
+    assert "whoever edits the file can recompute it" in words

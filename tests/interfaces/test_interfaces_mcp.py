@@ -265,6 +265,24 @@ def test_corrections_load_even_when_the_pools_leave_them_out(store):
     assert recalled["excluded"]["by_reason"] == {"over_budget": 5}
 
 
+def test_a_correction_remembered_by_kind_always_loads(store):
+    async def script(client):
+        rule = await call(client, "remember", content="never deploy on Fridays", kind="correction")
+        await call(client, "remember", content="billing listens on port 8080")
+        recalled = await call(client, "recall", query="billing port", budget=3)
+        return rule, recalled
+
+    async def reuse(client):
+        await call(client, "remember", content="billing listens on 8080", request_id="r")
+        return await fail(client, "remember", content="billing listens on 9090", request_id="r")
+
+    rule, recalled = run_in_process(store, TENANT, script)
+    assert recalled["selected"][0]["id"] == rule["id"]  # outside the budget, whatever the query
+    assert store.get(rule["id"]).always
+    message = run_in_process(store, TENANT, reuse)
+    assert "request_id='r'" in message and "different call" in message
+
+
 def test_the_tenant_can_come_from_the_environment(tmp_path):
     path = tmp_path / "agent.db"
     params = stdio_params(path, TENANT)

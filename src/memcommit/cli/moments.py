@@ -33,7 +33,12 @@ def parse_duration(field: str, text: str | None) -> timedelta | None:
     match = _DURATION.fullmatch(text)
     if not match:
         raise InvalidInput(field, text, f"must be {DURATION_FORMS}")
-    return timedelta(**{_UNITS[match[2]]: float(match[1])})
+    try:
+        return timedelta(**{_UNITS[match[2]]: float(match[1])})
+    except OverflowError:
+        raise InvalidInput(
+            field, text, f"must be at most {timedelta.max.days} days (a duration's range)"
+        ) from None
 
 
 def parse_moment(field: str, text: str, *, now: datetime | None = None) -> datetime:
@@ -45,7 +50,15 @@ def parse_moment(field: str, text: str, *, now: datetime | None = None) -> datet
     if word in words:
         return words[word]
     if _DURATION.fullmatch(word):
-        return now - parse_duration(field, word)  # type: ignore[operator]
+        ago = parse_duration(field, word)
+        assert ago is not None
+        try:
+            return now - ago
+        except OverflowError:
+            earliest = (now - datetime.min.replace(tzinfo=timezone.utc)).days
+            raise InvalidInput(
+                field, text, f"must be at most {earliest} days ago (after year 1)"
+            ) from None
     iso = text.strip()
     if iso[-1:] in ("z", "Z"):  # Python 3.10's fromisoformat does not read the "Z"
         iso = iso[:-1] + "+00:00"
@@ -75,6 +88,8 @@ def parse_as_of(
     try:
         return parse_moment(field, text, now=now)
     except InvalidInput:
+        if _DURATION.fullmatch(text.lower()):
+            raise  # a time ago out of range: its own message gives the range
         raise InvalidInput(
             field, text, f"must be a commit seq (12), a commit id (32 hex digits) or {TIME_FORMS}"
         ) from None

@@ -71,7 +71,11 @@ def init_cmd(store_target: str, as_json: bool) -> None:
 @click.option("--importance", type=float, default=0.5, show_default=True, help="From 0 to 1.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat for more).")
 @click.option("--tier", type=click.Choice(TIERS), default="short", show_default=True)
-@click.option("--always", is_flag=True, help="A behavioural correction that always loads.")
+@click.option(
+    "--always",
+    is_flag=True,
+    help="Always load it (implied by --kind correction: a correction always loads).",
+)
 @click.option("--message", "-m", default="", help="Commit message.")
 @click.option("--author", default="cli", show_default=True, help="Commit author.")
 @tenant_option
@@ -95,7 +99,7 @@ def add_cmd(
     ):
         m = tx.add(
             content, kind=kind, scope=scope, session=session, key=key, importance=importance,
-            tags=tags, tier=tier, always=always,
+            tags=tags, tier=tier, always=always or kind == "correction",
         )  # fmt: skip
     if as_json:
         print_json({"memory": m, "commit": {"seq": tx.result.seq, "id": tx.result.id}})

@@ -29,6 +29,11 @@ def export_command(output: str, store_target: str, as_json: bool) -> None:
     tiers' state: `memcommit import` rebuilds the same store from it. OUTPUT
     "-" writes to stdout (the summary, --json or not, then goes to stderr).
 
+    The last line is a trailer: the count of lines before it and their SHA-256,
+    so `import` refuses a truncated or damaged file. The trailer detects
+    accidents, not tampering: whoever edits the file can recompute it, and an
+    edited file that is consistent with itself imports.
+
     Example:
 
         memcommit export --store agent.db backup.jsonl

@@ -86,7 +86,11 @@ def report(op: str, memory: Memory, tx: Transaction, *, as_json: bool) -> None:
 @click.option("--key", help="New key (a newer memory with the same key wins in recall).")
 @click.option("--importance", type=float, help="New importance, from 0 to 1.")
 @click.option("--tag", "tags", multiple=True, help="Replace the tags (repeat for more).")
-@click.option("--always/--not-always", default=None, help="Make it a correction that always loads.")
+@click.option(
+    "--always/--not-always",
+    default=None,
+    help="Make it a correction that always loads (implied by --kind correction).",
+)
 @click.option("--expected-version", type=int, help="Refuse if the memory moved past this version.")
 @commit_options
 @handle_errors
@@ -104,6 +108,8 @@ def update_cmd(
 
         memcommit update …4be01f3 --content "The user prefers green tea" --importance 0.8
     """
+    if kind == "correction" and always is None:
+        always = True  # a correction always loads, as recall promises
     given: dict[str, Any] = {
         "content": content, "kind": kind, "scope": scope, "session": session, "key": key,
         "importance": importance, "tags": tags or None, "always": always,

@@ -28,7 +28,7 @@ _MISSING = object()
 
 
 def check(filter: Any) -> dict[str, Any]:
-    """The filter as a dict, every key and operator checked; {} for None."""
+    """The filter as a dict, every key and every operator at every depth checked; {} for None."""
     if filter is None:
         return {}
     if not isinstance(filter, Mapping):
@@ -41,15 +41,34 @@ def check(filter: Any) -> dict[str, Any]:
                 "Invalid filter key: a key is field names of letters, digits, '_' or '-',"
                 " joined by '.'",
             )
-        if _is_operators(condition):
-            for name in condition:
-                if name not in OPERATORS:
-                    raise InvalidInput(
-                        "filter",
-                        {key: condition},
-                        f"unknown operator {name!r}; allowed: " + ", ".join(OPERATORS),
-                    )
+        _check_condition(key, condition)
     return dict(filter)
+
+
+def _check_condition(path: str, condition: Any) -> None:
+    """Refuse an unknown operator anywhere in ``condition``: in an operator object, in a
+    nested object compared field by field, or in an operand (which is compared whole).
+
+    An object with one "$" key is an operator object: every key must be an operator.
+    """
+    if isinstance(condition, (list, tuple)):
+        for inner in condition:
+            _check_condition(path, inner)
+        return
+    if not isinstance(condition, Mapping):
+        return
+    if _is_operators(condition):
+        for name, operand in condition.items():
+            if name not in OPERATORS:
+                raise InvalidInput(
+                    "filter",
+                    {path: condition},
+                    f"unknown operator {name!r} at {path!r}; allowed: " + ", ".join(OPERATORS),
+                )
+            _check_condition(path, operand)
+        return
+    for name, inner in condition.items():
+        _check_condition(f"{path}.{name}", inner)
 
 
 def matches(value: Mapping[str, Any], filter: Mapping[str, Any]) -> bool:

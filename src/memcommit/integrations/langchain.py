@@ -43,6 +43,7 @@ from pydantic import ConfigDict, Field
 import memcommit
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters
+from memcommit.integrations.marks import mark_of
 from memcommit.model import Memory
 from memcommit.recall import Context, RecallOptions, Row
 from memcommit.recall.pipeline.options import FIELDS
@@ -250,7 +251,7 @@ class MemcommitVectorStore(VectorStore):
         wanted = filters.check(filter)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise InvalidInput("k", k, "must be an int >= 0")
-        docs = [m for m in self._live() if filters.matches(m.metadata[MARK]["metadata"], wanted)]
+        docs = [m for m in self._live() if filters.matches(_mark(m)["metadata"], wanted)]
         scores = self._scores(query, docs)
         order = {m.id: n for n, m in enumerate(docs)}
         docs.sort(key=lambda m: (-scores.get(m.id, 0.0), order[m.id]))
@@ -288,7 +289,7 @@ class MemcommitVectorStore(VectorStore):
     def _live(self) -> list[Memory]:
         found = self.view.find(scopes=[self.scope], live=False)
         now = self.clock() if self.clock is not None else None
-        return [m for m in found if MARK in m.metadata and m.holds(now)]
+        return [m for m in found if _mark(m) and m.holds(now)]
 
     def _current(self, ids: list[str]) -> dict[str, Memory]:
         wanted = set(ids)
@@ -302,7 +303,7 @@ class MemcommitVectorStore(VectorStore):
             wanted = self._embedding.embed_query(query)
 
             def scorer(memory: Memory, _query: Any) -> float | None:
-                vector = (memory.metadata.get(MARK) or {}).get("vector")
+                vector = _mark(memory).get("vector")
                 return None if vector is None else _cosine(wanted, vector)
 
         options = RecallOptions(
@@ -318,9 +319,21 @@ class MemcommitVectorStore(VectorStore):
 
     @staticmethod
     def _document(memory: Memory) -> Document:
-        mark = memory.metadata[MARK]
+        mark = _mark(memory)
         return Document(page_content=memory.content, metadata=dict(mark["metadata"]),
                         id=mark["id"])  # fmt: skip
+
+
+def _mark(memory: Memory) -> Mapping[str, Any]:
+    """The document fields of ``memory``; empty when it is not a document of this adapter."""
+    mark = mark_of(
+        memory,
+        MARK,
+        key="id",
+        required={"id": str, "metadata": Mapping},
+        optional={"vector": list},
+    )
+    return {} if mark is None else mark
 
 
 def _listed(field: str, values: Any) -> list[Any]:

@@ -52,11 +52,25 @@ from langgraph.store.base.batch import AsyncBatchedBaseStore
 import memcommit
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters, namespaces
+from memcommit.integrations.marks import mark_of
 from memcommit.model import Commit, Memory
 from memcommit.recall import RecallOptions
 
 #: The metadata key of a LangGraph item's own fields (key, value, indexed, ttl, vectors).
 MARK = "langgraph"
+#: How many selected rows of a recall, or memories of a listing, a search reads at a time.
+_PAGE = 100
+
+
+def _mark(memory: Memory) -> Mapping[str, Any] | None:
+    """The item fields of ``memory``, or None when it is not an item of this adapter."""
+    return mark_of(
+        memory,
+        MARK,
+        key="key",
+        required={"key": str, "value": Mapping, "indexed": bool},
+        optional={"ttl": (int, float), "vectors": list},
+    )
 
 
 def _utc_now() -> datetime:
@@ -77,14 +91,14 @@ class _Stored:
 
     @classmethod
     def of(cls, memory: Memory) -> _Stored | None:
-        mark = memory.metadata.get(MARK)
-        if not isinstance(mark, Mapping) or memory.status == "purged":
+        mark = _mark(memory)
+        if mark is None or memory.status == "purged":
             return None
         return cls(
             memory,
             namespaces.namespace_of(memory.scope),
             mark["key"],
-            mark["value"],
+            dict(mark["value"]),
             mark["indexed"],
             mark.get("ttl"),
             mark.get("vectors") or [],
@@ -192,12 +206,14 @@ class _Items:
     def run(self, ops: Iterable[Op]) -> list[Result]:
         """Every op's result, in order; puts land first, in one commit, then the reads.
 
-        Every op is checked before anything is written, so a batch with one bad
-        op (of any caller, in the async store) writes nothing.
+        Every op is checked, and every query embedded, before anything is
+        written, so a batch with one bad op (of any caller, in the async store)
+        writes nothing.
         """
         ops = list(ops)
         for op in ops:
             self.check(op)
+        vectors = self.embedded(ops)
         puts = {(op.namespace, op.key): op for op in ops if isinstance(op, PutOp)}
         if puts:
             self.write(list(puts.values()))
@@ -211,7 +227,7 @@ class _Items:
                 if found is not None and op.refresh_ttl:
                     refresh[found.memory.id] = found
             elif isinstance(op, SearchOp):
-                hits = self.search(op, now)
+                hits = self.search(op, now, vectors)
                 results.append([s.item(score, search=True) for s, score in hits])
                 if op.refresh_ttl:
                     refresh.update((s.memory.id, s) for s, _ in hits)
@@ -221,6 +237,14 @@ class _Items:
                 results.append(None)
         self.refresh([s for s in refresh.values() if s.ttl is not None])
         return results
+
+    def embedded(self, ops: list[Op]) -> dict[str, list[float]]:
+        """The embedding of each search query of ``ops`` ({} without ``index=``)."""
+        if self.embedder is None:
+            return {}
+        queries = {op.query for op in ops if isinstance(op, SearchOp) and _asks(op)}
+        embed = self.embedder.embeddings.embed_query
+        return {query: list(map(float, embed(query))) for query in sorted(queries)}
 
     def check(self, op: Op) -> None:
         """Refuse ``op`` (InvalidInput naming the field) if any of its fields is wrong."""
@@ -251,56 +275,107 @@ class _Items:
         else:
             raise InvalidInput("ops", op, "must be GetOp, PutOp, SearchOp or ListNamespacesOp")
 
-    def search(self, op: SearchOp, now: datetime) -> list[tuple[_Stored, float | None]]:
+    def search(
+        self, op: SearchOp, now: datetime, vectors: Mapping[str, list[float]]
+    ) -> list[tuple[_Stored, float | None]]:
+        """One page of the items under the prefix that pass the filter.
+
+        With a query, the items recall selects come first, highest score first;
+        the others follow unscored, in id order, as in LangGraph. Only as many
+        memories are read as the page needs: the ranked ones through recall's
+        index, the rest a listing page at a time.
+        """
         wanted = filters.check(op.filter)
-        items = [
-            s
-            for s in self.live(now)
-            if namespaces.has_prefix(s.namespace, op.namespace_prefix)
-            and filters.matches(s.value, wanted)
-        ]
-        if not op.query or not op.query.strip():
-            hits: list[tuple[_Stored, float | None]] = [(s, None) for s in items]
-        else:  # ranked first; what recall did not select follows unscored, as in LangGraph
-            hits = self.ranked([s for s in items if s.indexed], op.query, now)
-            scored = {s.memory.id for s, _ in hits}
-            hits += [(s, None) for s in items if s.memory.id not in scored]
-        return hits[op.offset : op.offset + op.limit]
+        prefix = tuple(op.namespace_prefix)
+        scopes = self.scopes(prefix)
+        need = op.offset + op.limit
+
+        def fits(s: _Stored | None) -> bool:
+            return (
+                s is not None
+                and s.memory.holds(now)
+                and namespaces.has_prefix(s.namespace, prefix)
+                and filters.matches(s.value, wanted)
+            )
+
+        hits: list[tuple[_Stored, float | None]] = []
+        scored: set[str] = set()
+        if _asks(op) and scopes != []:
+            query = op.query or ""
+            for s, score in self.ranked(scopes, query, now, vectors.get(query), need):
+                if len(hits) >= need:
+                    break
+                if s.indexed and fits(s):
+                    hits.append((s, score))
+                    scored.add(s.memory.id)
+        after = None
+        while len(hits) < need and scopes != []:
+            page = self.view.find(live=False, scopes=scopes, as_of=self.as_of, limit=_PAGE,
+                                  after=after)  # fmt: skip
+            for s in map(_Stored.of, page):
+                if len(hits) < need and s is not None and s.memory.id not in scored and fits(s):
+                    hits.append((s, None))
+            if len(page) < _PAGE:
+                break
+            after = page[-1].id
+        return hits[op.offset : need]
+
+    def scopes(self, prefix: tuple[str, ...]) -> list[str] | None:
+        """The tenant's scopes under ``prefix`` (None: all of them, or unknown as of a commit).
+
+        Read from the per-scope counts (one GROUP BY), never from the items.
+        """
+        if not prefix or self.as_of is not None:
+            return None
+        found = {scope for _, _, scope in self.view.tier_counts()}
+        return sorted(
+            scope
+            for scope in found
+            if namespaces.has_prefix(namespaces.namespace_of(scope), prefix)
+        )
 
     def ranked(
-        self, items: list[_Stored], query: str, now: datetime
-    ) -> list[tuple[_Stored, float | None]]:
-        """``items`` that recall selects for ``query``, highest score first."""
-        if not items:
-            return []
-        by_id = {s.memory.id: s for s in items}
+        self,
+        scopes: list[str] | None,
+        query: str,
+        now: datetime,
+        vector: list[float] | None,
+        first: int,
+    ) -> Iterator[tuple[_Stored, float | None]]:
+        """The items recall selects for ``query`` in ``scopes``, highest score first.
+
+        Recall packs at most ``first`` at once (at least one page), then four
+        times as many while the caller reads on: the ranking is the same at every
+        cap, so each round only adds the rows after the last one. A search that
+        fills its page early reads no more memories than it shows.
+        """
         scorer = None
-        if self.embedder is not None:
-            wanted = self.embedder.embeddings.embed_query(query)
+        if vector is not None:
 
             def scorer(memory: Memory, _query: Any) -> float | None:
-                mark = memory.metadata.get(MARK) or {}
-                vectors = mark.get("vectors") or []
-                return max((_cosine(wanted, v) for v in vectors), default=None)
+                vectors = (_mark(memory) or {}).get("vectors") or []
+                return max((_cosine(vector, v) for v in vectors), default=None)
 
+        cap, done = max(first, _PAGE), 0
         options = RecallOptions(
-            scopes=tuple(sorted({s.memory.scope for s in items})),
+            scopes=tuple(scopes) if scopes is not None else None,
             tiers=None,
             scorer=scorer,
-            latest_per_key=False,  # the key is the item's, and versions are the memory's own
+            latest_per_key=False,  # the key is the item's, versions are the memory's own
+            max_records=cap,
             as_of=self.as_of,
             now=now,
         )
-        ctx = self.view.recall(query, options)
-        scored = []
-        for row in ctx.rows:
-            if row.outcome != "selected":
-                break
-            if row.memory.id in by_id:
-                scored.append((by_id[row.memory.id], row.score))
-        order = {id: n for n, id in enumerate(by_id)}
-        scored.sort(key=lambda hit: (-(hit[1] or 0.0), order[hit[0].memory.id]))
-        return scored
+        while True:
+            ctx = self.view.recall(query, options)
+            for row in ctx.explanation.page(done, None, outcome="selected"):
+                stored = _Stored.of(row.memory)
+                if stored is not None:
+                    yield stored, row.score
+            if len(ctx.selected) < cap:
+                return
+            cap, done = cap * 4, len(ctx.selected)
+            options = options.replace(max_records=cap)
 
     def namespaces(self, op: ListNamespacesOp, now: datetime) -> list[tuple[str, ...]]:
         found = {s.namespace for s in self.live(now)}
@@ -419,7 +494,7 @@ class _Items:
         """Erase every memory that ever held the item (tombstones stay in history)."""
         self.writable()
         found = self.view.find(live=False, scopes=[namespaces.scope_of(namespace)], key=key)
-        mine = [m for m in found if MARK in m.metadata]
+        mine = [m for m in found if _mark(m) is not None]
         if not mine:
             return
         with self.view.commit(message=f"langgraph: purge {_where(namespace, key)}",
@@ -437,7 +512,7 @@ class _Items:
         found = self.view.find(live=False, scopes=[namespaces.scope_of(namespace)], key=key)
         out = []
         for m in found:
-            if MARK not in m.metadata and m.status != "purged":
+            if _mark(m) is None and m.status != "purged":
                 continue
             for version in self.view.history(m.id, as_of=self.as_of):
                 stored = _Stored.of(version)
@@ -451,7 +526,7 @@ class _Items:
         ids = {
             m.id
             for m in self.view.find(live=False, as_of=self.as_of)
-            if (MARK in m.metadata or m.status == "purged")
+            if (_mark(m) is not None or m.status == "purged")
             and namespaces.has_prefix(namespaces.namespace_of(m.scope), prefix)
         }
         out = []
@@ -469,6 +544,11 @@ class _Items:
 
 class _Unchanged(Exception):
     """Raised inside a commit block that changed nothing, so that no empty commit lands."""
+
+
+def _asks(op: SearchOp) -> bool:
+    """True when the search has a query to rank by (not None, not blank)."""
+    return bool(op.query and op.query.strip())
 
 
 def _text(field: str, value: Any) -> None:

@@ -9,6 +9,8 @@ tenant. Every read and write goes through ``store.tenant(name)``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import fields
@@ -98,15 +100,19 @@ def recall_options(
     return RecallOptions(tenant=tenant, budget=unit(budget), pools=pool_objects, **same)
 
 
-#: The state namespace where each write tool's answer is kept under its request id.
-REQUESTS = "mcp-requests"
+#: The state namespace where each write tool's call and answer are kept under its request id.
+REQUESTS = "mcp-calls"
+#: The state namespace of the order request ids came in: slot ``n % kept`` holds the n-th.
+REQUEST_ORDER = "mcp-call-order"
+#: How many request ids a tenant's answers are kept for: the newest ones; older ids are forgotten.
+KEPT_ANSWERS = 10_000
 RequestId = Annotated[
     str | None,
     Field(
         min_length=1,
         max_length=200,
-        description="Any unique string per intended write; a retry with the same one"
-        " returns the first answer and writes nothing again.",
+        description="Any unique string per intended write; a retry (the same tool with the"
+        " same arguments and this id) returns the first answer and writes nothing again.",
     ),
 ]
 
@@ -118,12 +124,36 @@ class _Repeated(Exception):
         self.answer = answer
 
 
-class AgentMemory:
-    """One tenant's memory, as the operations an agent can call."""
+def call_digest(tool: str, arguments: Mapping[str, Any]) -> str:
+    """A digest of one tool call: equal for a retry, different for any other call.
 
-    def __init__(self, store: StoreLike, tenant: str, *, author: str = "mcp") -> None:
+    Kept instead of the arguments themselves, so a stored call never holds the
+    text of a memory that is later purged.
+    """
+    text = json.dumps([tool, arguments], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class AgentMemory:
+    """One tenant's memory, as the operations an agent can call.
+
+    ``kept_answers``: how many of the newest request ids keep their answer; a
+    retry under an older id is a new write.
+    """
+
+    def __init__(
+        self,
+        store: StoreLike,
+        tenant: str,
+        *,
+        author: str = "mcp",
+        kept_answers: int = KEPT_ANSWERS,
+    ) -> None:
+        if isinstance(kept_answers, bool) or not isinstance(kept_answers, int) or kept_answers < 1:
+            raise InvalidInput("kept_answers", kept_answers, "must be a positive integer")
         self.tenant = tenant
         self.author = author
+        self.kept_answers = kept_answers
         self.view = store.tenant(tenant)
         #: The tenant's working memory; it maintains itself after each commit.
         self.tiers = TieredMemory(self.view)
@@ -131,25 +161,63 @@ class AgentMemory:
     def _commit(self, message: str) -> AbstractContextManager[Transaction]:
         return self.view.commit(message=message, author=self.author)
 
+    def _answered(self, request_id: str | None, tool: str, digest: str) -> dict[str, Any] | None:
+        """The stored answer of this very call under ``request_id``, or None if the id is new.
+
+        The id of another call (another tool, or other arguments) is refused: a
+        reused id must never swallow a different write.
+        """
+        if request_id is None:
+            return None
+        earlier = self.view.state_get(REQUESTS, request_id)
+        if earlier is None:
+            return None
+        if earlier["call"] != digest:
+            raise InvalidInput(
+                "request_id",
+                request_id,
+                f"already answered a different call (of {earlier['tool']}); a retry repeats"
+                " the same tool with the same arguments, any other write needs a new request_id",
+            )
+        return dict(earlier["answer"])
+
+    def _keep(self, request_id: str, tool: str, digest: str, answer: dict[str, Any]) -> None:
+        """Store ``answer`` under ``request_id`` and forget the id that falls out of the window."""
+        view = self.view
+        n = int(view.state_get(REQUEST_ORDER, "next", 0))
+        slot = str(n % self.kept_answers)
+        oldest = view.state_get(REQUEST_ORDER, slot)
+        if oldest is not None:
+            view.state_delete(REQUESTS, oldest)
+        view.state_set(REQUEST_ORDER, slot, request_id)
+        view.state_set(REQUEST_ORDER, "next", n + 1)
+        view.state_set(REQUESTS, request_id, {"tool": tool, "call": digest, "answer": answer})
+
     def _write(
-        self, message: str, request_id: str | None, work: Callable[[Transaction], dict[str, Any]]
+        self,
+        message: str,
+        request_id: str | None,
+        call: tuple[str, Mapping[str, Any]],
+        work: Callable[[Transaction], dict[str, Any]],
     ) -> dict[str, Any]:
         """``work(tx)`` in one commit; its answer gets the commit's seq.
 
-        With a ``request_id`` the answer is stored in the same commit, and a call
-        that finds one stored (checked under the writers' lock) drops its commit
-        and returns that answer: a client retrying a call whose reply was lost
-        never writes twice.
+        ``call`` is the tool's name and arguments. With a ``request_id`` the
+        answer is stored in the same commit, and the same call finding one
+        stored (checked under the writers' lock) drops its commit and returns
+        that answer: a client retrying a call whose reply was lost never writes
+        twice. Another call under a known id is refused (`_answered`).
         """
+        tool, arguments = call
+        digest = call_digest(tool, arguments)
         try:
             with self._commit(message) as tx:
-                if request_id is not None:
-                    earlier = self.view.state_get(REQUESTS, request_id)
-                    if earlier is not None:
-                        raise _Repeated(earlier)
+                earlier = self._answered(request_id, tool, digest)
+                if earlier is not None:
+                    raise _Repeated(earlier)
                 answer = {**work(tx), "commit": tx.pending.seq}
                 if request_id is not None:
-                    self.view.state_set(REQUESTS, request_id, answer)
+                    self._keep(request_id, tool, digest, answer)
         except _Repeated as repeated:
             return repeated.answer
         return answer
@@ -176,9 +244,21 @@ class AgentMemory:
         """Remember something worth knowing later (a fact, event, procedure or decision).
 
         Commits one new memory. Give a `key` to a fact that can change (e.g.
-        "user.editor"): recall then returns only its latest version. Returns the
-        new memory's id and the commit that stored it.
+        "user.editor"): recall then returns only its latest version. A memory of
+        kind "correction" is a rule that loads into every recall, as `correct`
+        stores it. Returns the new memory's id and the commit that stored it.
         """
+        arguments = {
+            "content": content,
+            "kind": kind,
+            "scope": scope,
+            "key": key,
+            "importance": importance,
+            "tags": tags,
+            "session": session,
+            "project": project,
+            "metadata": metadata,
+        }
 
         def work(tx: Transaction) -> dict[str, Any]:
             memory = tx.add(
@@ -192,11 +272,12 @@ class AgentMemory:
                 tags=tuple(tags or ()),
                 project=project,
                 metadata=metadata,
+                always=kind == "correction",  # the recall tool promises corrections always load
             )
             tx.message = f"remember {memory.kind} {memory.id}"
             return {"id": memory.id, "version": memory.version}
 
-        return self._write("remember", request_id, work)
+        return self._write("remember", request_id, ("remember", arguments), work)
 
     def recall(
         self,
@@ -301,7 +382,8 @@ class AgentMemory:
             tx.message = f"correct {memory.id}"
             return {"id": memory.id, "version": memory.version}
 
-        return self._write("correct", request_id, work)
+        arguments = {"content": content, "scope": scope, "key": key, "tags": tags}
+        return self._write("correct", request_id, ("correct", arguments), work)
 
     def forget(
         self,
@@ -321,9 +403,10 @@ class AgentMemory:
         erases its content from every version and cannot be undone: it runs only
         when `confirm` repeats the id.
         """
-        earlier = None if request_id is None else self.view.state_get(REQUESTS, request_id)
+        call = ("forget", {"id": id, "mode": mode, "confirm": confirm})
+        earlier = self._answered(request_id, "forget", call_digest(*call))
         if earlier is not None:  # a retry: the memory may be purged already
-            return dict(earlier)
+            return earlier
         self.view.get(id)
         if mode == "purge" and confirm != id:
             raise InvalidInput(
@@ -337,7 +420,7 @@ class AgentMemory:
                 tx.invalidate(id)
             return {"id": id, "mode": mode}
 
-        return self._write(f"forget ({mode}) {id}", request_id, work)
+        return self._write(f"forget ({mode}) {id}", request_id, call, work)
 
     def begin_task(
         self,
@@ -360,7 +443,8 @@ class AgentMemory:
             tx.message = f"begin task {trace_id}"
             return {"trace_id": trace_id}
 
-        return self._write("begin task", request_id, work)
+        arguments = {"task": task, "scope": scope, "session": session, "metadata": metadata}
+        return self._write("begin task", request_id, ("begin_task", arguments), work)
 
     def add_step(
         self,
@@ -386,7 +470,15 @@ class AgentMemory:
             tx.message = f"step {memory.step} of task {trace_id}: {memory.id}"
             return {"id": memory.id, "step": memory.step}
 
-        return self._write("step", request_id, work)
+        arguments = {
+            "trace_id": trace_id,
+            "content": content,
+            "kind": kind,
+            "importance": importance,
+            "tags": tags,
+            "metadata": metadata,
+        }
+        return self._write("step", request_id, ("add_step", arguments), work)
 
     def finish_task(
         self,
@@ -401,7 +493,8 @@ class AgentMemory:
             tx.finish(trace_id, status=status)
             return {"trace_id": trace_id, "status": status, "steps": len(trace.steps)}
 
-        return self._write(f"{status} task {trace_id}", request_id, work)
+        call = ("finish_task", {"trace_id": trace_id, "status": status})
+        return self._write(f"{status} task {trace_id}", request_id, call, work)
 
     def touch(
         self,

@@ -144,6 +144,13 @@ class StoreApi:
         with self._core.writing() as backend:
             backend.state_set(ns, key, text)
 
+    def state_delete(self, namespace: str, key: str) -> None:
+        """Remove the value under (namespace, key), if any: state a caller keeps bounded."""
+        ns = self._namespace(namespace)
+        v.text("key", key)
+        with self._core.writing() as backend:
+            backend.state_delete(ns, key)
+
     def _namespace(self, namespace: str) -> str:
         """The stored namespace: a view's is ``tenant:<name>/<namespace>``, one per pair.
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import poolsplit
-from memcommit.errors import InvalidInput
+from memcommit.errors import InvalidInput, MemcommitError
 from memcommit.recall.index.snapshot import Snapshot
 
 
@@ -80,6 +80,10 @@ class Tokens:
         _check_n(self.n)
         if not callable(self.counter):
             raise InvalidInput("budget", self.counter, "Tokens counter must be callable")
+        if self.counter is not poolsplit.default_token_counter and not isinstance(
+            self.counter, CheckedCounter
+        ):
+            object.__setattr__(self, "counter", CheckedCounter(self.counter))
 
     def costs(self, snap: Snapshot, docs: np.ndarray) -> tuple[np.ndarray, bool]:
         """Cost of each document, and whether it is exact (True) or a lower bound."""
@@ -88,6 +92,51 @@ class Tokens:
             estimate = np.maximum(1, snap.chars[docs].astype(np.int64) // 4)
             return np.where(own > 0, own, estimate), True
         return own, False  # other counters need the text: 0 is a safe lower bound
+
+
+class CheckedCounter:
+    """A pluggable token counter whose every answer is checked before it is charged.
+
+    poolsplit's rule for a cost is a positive integer, never 0: a counter that
+    answers -1 or NaN would pack every match into any budget, and one that
+    answers "3" or raises would fail deep inside packing. Each of those becomes
+    `InvalidInput` naming ``counter`` (the counter the caller passed) instead.
+    It compares, hashes and shows as the counter it wraps.
+    """
+
+    __slots__ = ("counter",)
+
+    def __init__(self, counter: Callable[[str], int]) -> None:
+        self.counter = counter
+
+    def __call__(self, text: str) -> int:
+        try:
+            n = self.counter(text)
+        except MemcommitError:
+            raise
+        except Exception as exc:
+            raise InvalidInput(
+                "counter", self.counter, f"raised {exc!r} counting a text of {len(text)} chars"
+            ) from exc
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise InvalidInput(
+                "counter",
+                self.counter,
+                f"returned {n!r} for a text of {len(text)} chars; a token counter must"
+                " return a positive int (never 0)",
+            )
+        return int(n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CheckedCounter):
+            return bool(self.counter == other.counter)
+        return bool(self.counter == other)
+
+    def __hash__(self) -> int:
+        return hash(self.counter)
+
+    def __repr__(self) -> str:
+        return repr(self.counter)
 
 
 _env_lock = threading.Lock()

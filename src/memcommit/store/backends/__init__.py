@@ -40,6 +40,8 @@ def open_backend(target: Any, **options: Any) -> Backend:
         target = str(target.__fspath__())
     if not isinstance(target, str) or not target:
         raise InvalidInput("target", target, "must be a file path, ':memory:' or a URL")
+    if "\x00" in target:  # no file system or libpq takes one; refused before any backend sees it
+        raise InvalidInput("target", target, "must not contain a NUL character")
     scheme = scheme_of(target)
     if scheme not in _registry:
         _load_builtin(scheme)

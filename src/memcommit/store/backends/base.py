@@ -165,6 +165,9 @@ class Backend(Protocol):
     def state_set(self, namespace: str, key: str, value: str) -> None:
         """Store JSON text under (namespace, key)."""
 
+    def state_delete(self, namespace: str, key: str) -> None:
+        """Remove the value under (namespace, key), if there is one."""
+
     def state_items(self) -> list[tuple[str, str, str]]:
         """Every (namespace, key, JSON text) of the small state, sorted (to copy a store)."""
 

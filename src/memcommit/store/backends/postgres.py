@@ -34,7 +34,7 @@ from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import require_current, upgrade
+from memcommit.store.backends.migrations import missing, require_current, upgrade
 from memcommit.store.validate import flag
 
 DEFAULT_SCHEMA = "memcommit"
@@ -107,7 +107,11 @@ def split_target(target: str, schema: str | None, connect_timeout: float) -> tup
     ``connect_timeout`` is added unless the URL sets one, so an unreachable
     server fails the open instead of hanging it.
     """
-    parts = urlsplit(target)
+    try:
+        parts = urlsplit(target)
+    except ValueError as exc:  # e.g. "postgresql://[bad/db": an unclosed IPv6 bracket
+        masked = re.sub(r"(://[^/@:]*:)[^/@]*@", r"\1***@", target)
+        raise InvalidInput("target", masked, f"is not a valid URL ({exc})") from None
     params = parse_qsl(parts.query, keep_blank_values=True)
     named = [value for key, value in params if key == "schema"]
     if len(set(named)) > 1 or (named and schema is not None and named[0] != schema):
@@ -221,7 +225,16 @@ class PostgresBackend(common.SQLBackend):
         conn.execute(self._setup)
 
     def _migrate(self, conn: psycopg.Connection) -> None:
-        """Create the schema and apply the migrations it lacks, under the writers' lock."""
+        """Create the schema and apply the migrations it lacks, under the writers' lock.
+
+        A schema with every migration applied opens without the lock: a long
+        commit or an export holds it throughout, and an open (an MCP server
+        starting, a reader) must not wait for it, let alone time out. Whether
+        anything is missing is asked again under the lock before applying it.
+        """
+        applied = self._applied(conn)
+        if applied is not None and not missing("postgres", applied, self.target):
+            return
         with conn.transaction():
             conn.execute(self._lock_wait.encode())
             conn.execute(
@@ -234,17 +247,20 @@ class PostgresBackend(common.SQLBackend):
 
             upgrade("postgres", self.target, run, ledger=LEDGER, mark="%s")
 
-    def _require_current(self, conn: psycopg.Connection) -> None:
-        """For a read-only open: the schema must exist with every migration applied."""
+    def _applied(self, conn: psycopg.Connection) -> list[int] | None:
+        """The migrations the schema records (None: it has no ``schema_migrations`` table)."""
         found = conn.execute(
             "SELECT 1 FROM information_schema.tables"
             " WHERE table_schema = %s AND table_name = 'schema_migrations'",
             (self.schema,),
         ).fetchone()
-        applied = (
-            [n for (n,) in conn.execute("SELECT version FROM schema_migrations")] if found else None
-        )
-        require_current("postgres", applied, self.target)
+        if not found:
+            return None
+        return [n for (n,) in conn.execute("SELECT version FROM schema_migrations")]
+
+    def _require_current(self, conn: psycopg.Connection) -> None:
+        """For a read-only open: the schema must exist with every migration applied."""
+        require_current("postgres", self._applied(conn), self.target)
 
     # -- connections ---------------------------------------------------------------
 

@@ -790,6 +790,11 @@ class SQLBackend:
     def state_set(self, namespace: str, key: str, value: str) -> None:
         self._write_all(self.statements.set_state, [(namespace, key, value)])
 
+    def state_delete(self, namespace: str, key: str) -> None:
+        p = self.dialect.mark
+        text = f"DELETE FROM state WHERE namespace = {p} AND name = {p}"
+        self._write_all(text, [(namespace, key)])
+
     def state_items(self) -> list[tuple[str, str, str]]:
         # sorted in Python: code point order on every database, whatever its collation
         return sorted(self._select(f"SELECT {names(STATE)} FROM state"))

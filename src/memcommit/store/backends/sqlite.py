@@ -23,7 +23,7 @@ from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import require_current, upgrade
+from memcommit.store.backends.migrations import missing, require_current, upgrade
 from memcommit.store.records import from_text, to_text
 from memcommit.store.validate import flag, seconds
 
@@ -139,8 +139,20 @@ class SQLiteBackend(common.SQLBackend):
         self._migrate()
 
     def _migrate(self) -> None:
-        """Apply the migrations not applied yet, under the writers' lock (idempotent)."""
+        """Apply the migrations not applied yet, under the writers' lock (idempotent).
+
+        A store with every migration applied opens without the lock: another
+        process's long commit must not make an open wait, or fail. Whether
+        anything is missing is asked again under the lock before applying it.
+        """
         conn = self._conn
+        has_ledger = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchone()
+        if has_ledger:
+            done = [n for (n,) in conn.execute("SELECT version FROM schema_migrations")]
+            if not missing("sqlite", done, self.target):
+                return
         conn.execute("BEGIN IMMEDIATE")
         try:
             upgrade(

@@ -1,7 +1,8 @@
 """Numbered schema migrations: ``migrations/<backend>/NNNN_name.sql``, applied in order.
 
 Each store records the migrations it has in its ``schema_migrations`` table.
-`upgrade` applies the missing ones when a store opens for writing;
+`upgrade` applies the missing ones when a store opens for writing (`missing`
+says which, so a current store opens without taking the writers' lock);
 `require_current` refuses a read-only open of a store that would need one.
 """
 
@@ -68,6 +69,13 @@ def upgrade(
             execute(record, (number, name))
 
 
+def missing(backend: str, applied: Iterable[int], store: str) -> list[int]:
+    """The migrations ``applied`` lacks, in order; `SchemaTooNew` if it holds a newer one."""
+    done = set(applied)
+    refuse_newer(backend, done, store)
+    return [number for number, _, _ in migrations(backend) if number not in done]
+
+
 def require_current(backend: str, applied: Iterable[int] | None, store: str) -> None:
     """For a read-only open, which applies nothing: the store has every migration, no newer one.
 
@@ -75,9 +83,7 @@ def require_current(backend: str, applied: Iterable[int] | None, store: str) -> 
     """
     if applied is None:
         raise InvalidInput("store", store, "is not a memcommit store (it has no schema)")
-    done = set(applied)
-    refuse_newer(backend, done, store)
-    pending = [number for number, _, _ in migrations(backend) if number not in done]
+    pending = missing(backend, applied, store)
     if pending:
         raise InvalidInput(
             "store",
