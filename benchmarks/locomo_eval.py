@@ -7,9 +7,15 @@ relevant memories are its evidence turns. Reported over categories 1-4
 (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop): recall@5 and recall@10
 (share of evidence turns retrieved, averaged over questions) and hit@10 (at
 least one evidence turn in the top 10), per category, by question length and
-by evidence count; then the ablation of the default scorer (each component off
-in turn) and recall@10 per conversation. Evidence ids that name no turn of the
-conversation are dropped; questions left with none are skipped (counted).
+by evidence count, by the dataset's own ability or question type when its
+questions carry one (``ability``, ``question_type``), and who said the turns
+each system retrieved when the speakers are chat roles (``user``,
+``assistant``); then the ablation of the default scorer (each component off in
+turn) and recall@10 per conversation. A question that carries its own date
+(``question_date`` or ``date``, LoCoMo's "1:56 pm on 8 May, 2023" or ISO 8601)
+is asked at that date (recall's ``now``); otherwise a day after the last turn.
+Evidence ids that name no turn of the conversation are dropped; questions left
+with none are skipped (counted).
 
     .venv/bin/python benchmarks/locomo_eval.py [DATASET ...] [--json] [--scorer NAME] [--messy]
 
@@ -55,6 +61,8 @@ ABLATION = {
     "dates": {"dates": 0.0},
 }
 _SESSION = re.compile(r"session_(\d+)$")
+#: Speakers that are chat roles: the share of each among retrieved turns is reported.
+ROLES = ("user", "assistant", "system", "tool")
 
 
 def default_dataset() -> Path:
@@ -67,12 +75,16 @@ def default_dataset() -> Path:
 
 
 def session_time(text: str) -> datetime:
-    """Parse LoCoMo's "1:56 pm on 8 May, 2023" as an aware UTC datetime."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    """Parse LoCoMo's "1:56 pm on 8 May, 2023" (or ISO 8601) as an aware UTC datetime."""
+    try:
+        moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        moment = datetime.fromisoformat(text.strip())
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def turns(sample: dict) -> list[tuple[str, str, str, datetime]]:
-    """(dia_id, session, text, created) of every turn, in conversation order."""
+def turns(sample: dict) -> list[tuple[str, str, str, datetime, str]]:
+    """(dia_id, session, text, created, speaker) of every turn, in conversation order."""
     conv = sample["conversation"]
     out = []
     sessions = sorted(
@@ -82,17 +94,20 @@ def turns(sample: dict) -> list[tuple[str, str, str, datetime]]:
         start = session_time(conv[f"{key}_date_time"])
         for position, turn in enumerate(conv[key]):
             text = f"{turn['speaker']}: {turn['text']}"
-            out.append((turn["dia_id"], key, text, start + timedelta(seconds=position)))
+            created = start + timedelta(seconds=position)
+            out.append((turn["dia_id"], key, text, created, turn["speaker"]))
     return out
 
 
 @dataclass(frozen=True)
 class Question:
-    """One question of categories 1-4 with its evidence turns."""
+    """One question of categories 1-4 with its evidence turns, ability and date if given."""
 
     text: str
     evidence: frozenset[str]
     category: int
+    ability: str | None = None
+    date: datetime | None = None
 
 
 def messy(text: str) -> str:
@@ -119,7 +134,17 @@ def questions(sample: dict, known: set[str]) -> tuple[list[Question], int]:
         if not evidence:
             skipped += 1
             continue
-        out.append(Question(qa["question"], frozenset(evidence), qa["category"]))
+        ability = qa.get("ability") or qa.get("question_type")
+        when = qa.get("question_date") or qa.get("date")
+        out.append(
+            Question(
+                qa["question"],
+                frozenset(evidence),
+                qa["category"],
+                str(ability) if ability else None,
+                session_time(str(when)) if when else None,
+            )
+        )
     return out, skipped
 
 
@@ -136,6 +161,7 @@ class Result:
     recall5: float
     recall10: float
     hit10: float
+    speakers: tuple[str, ...]  # who said each retrieved turn, in rank order
 
 
 class Scores:
@@ -144,7 +170,10 @@ class Scores:
     def __init__(self) -> None:
         self.results: list[Result] = []
 
-    def add(self, conversation: str, question: Question, ranked: list[str]) -> None:
+    def add(
+        self, conversation: str, question: Question, ranked: list[str], speakers: dict[str, str]
+    ) -> None:
+        """One question's top 10 (``ranked`` dia ids); ``speakers`` maps a dia id to its speaker."""
         evidence = question.evidence
         top5, top10 = set(ranked[:5]), set(ranked[:10])
         self.results.append(
@@ -154,6 +183,7 @@ class Scores:
                 len(top5 & evidence) / len(evidence),
                 len(top10 & evidence) / len(evidence),
                 1.0 if top10 & evidence else 0.0,
+                tuple(speakers[dia_id] for dia_id in ranked[:10]),
             )
         )
 
@@ -165,6 +195,18 @@ class Scores:
             "recall@10": round(sum(r.recall10 for r in results) / n, 4),
             "hit@10": round(sum(r.hit10 for r in results) / n, 4),
             "questions": len(results),
+        }
+
+    @staticmethod
+    def _roles(results: list[Result]) -> dict[str, float]:
+        """The share of each chat role among the retrieved turns (empty unless roles speak)."""
+        said = [speaker for r in results for speaker in r.speakers]
+        if not said or not any(speaker in ROLES for speaker in said):
+            return {}
+        return {
+            role: round(sum(s == role for s in said) / len(said), 4)
+            for role in ROLES
+            if role in said
         }
 
     def _grouped(self, key: Callable[[Result], str]) -> dict[str, dict[str, float]]:
@@ -179,6 +221,7 @@ class Scores:
         Groups without a question are left out.
         """
         out: dict[str, Any] = self._summary(self.results)
+        out["roles"] = self._roles(self.results)
         by_category = self._grouped(
             lambda r: f"{r.question.category} {CATEGORIES[r.question.category]}"
         )
@@ -188,6 +231,11 @@ class Scores:
         counts = self._grouped(lambda r: _bucket(len(r.question.evidence), EVIDENCE))
         out["by_evidence"] = {label: counts[label] for _, label in EVIDENCE if label in counts}
         out["by_conversation"] = dict(sorted(self._grouped(lambda r: r.conversation).items()))
+        asked = [r for r in self.results if r.question.ability]
+        abilities: dict[str, list[Result]] = {}
+        for result in asked:
+            abilities.setdefault(str(result.question.ability), []).append(result)
+        out["by_ability"] = {name: self._summary(rows) for name, rows in sorted(abilities.items())}
         return out
 
 
@@ -198,6 +246,7 @@ class Conversation:
     name: str
     store: Any
     dia_ids: dict[str, str]  # memory id -> dia_id
+    speakers: dict[str, str]  # dia_id -> speaker
     questions: list[Question]
     now: datetime
 
@@ -212,12 +261,13 @@ def load(sample: dict, *, typed: Callable[[str], str] = str) -> Conversation:
     tenant = sample["sample_id"]
     conv = turns(sample)
     ids: dict[str, str] = {}
-    for dia_id, session, text, created in conv:
+    for dia_id, session, text, created, _speaker in conv:
         with store.commit(message=f"{tenant} {dia_id}", now=created) as tx:
             ids[tx.add(text, kind="event", tenant=tenant, session=session).id] = dia_id
     qs, _ = questions(sample, {t[0] for t in conv})
-    qs = [Question(typed(q.text), q.evidence, q.category) for q in qs]
-    return Conversation(tenant, store, ids, qs, conv[-1][3] + timedelta(days=1))
+    qs = [Question(typed(q.text), q.evidence, q.category, q.ability, q.date) for q in qs]
+    speakers = {t[0]: t[4] for t in conv}
+    return Conversation(tenant, store, ids, speakers, qs, conv[-1][3] + timedelta(days=1))
 
 
 def run_memcommit(conversations: list[Conversation], scorer: Any) -> Scores:
@@ -231,9 +281,10 @@ def run_memcommit(conversations: list[Conversation], scorer: Any) -> Scores:
                 tenant=conv.name,
                 max_records=10,
                 scorer=scorer,
-                now=conv.now,
+                now=question.date or conv.now,
             )
-            scores.add(conv.name, question, [conv.dia_ids[m.id] for m in ctx.selected])
+            ranked = [conv.dia_ids[m.id] for m in ctx.selected]
+            scores.add(conv.name, question, ranked, conv.speakers)
     return scores
 
 
@@ -256,30 +307,34 @@ def run_bm25s(samples: list[dict], stem: bool, typed: Callable[[str], str] = str
             show_progress=False,
         )
         qs, _ = questions(sample, {t[0] for t in conv})
+        speakers = {t[0]: t[4] for t in conv}
         for question in qs:
             tokens = bm25s.tokenize(
                 [typed(question.text)], stopwords="en", stemmer=stemmer, show_progress=False
             )
             if not tokens.vocab:
-                scores.add(sample["sample_id"], question, [])
+                scores.add(sample["sample_id"], question, [], speakers)
                 continue
             docs, _ = retriever.retrieve(tokens, k=min(10, len(corpus)), show_progress=False)
-            scores.add(sample["sample_id"], question, [conv[i][0] for i in docs[0].tolist()])
+            ranked = [conv[i][0] for i in docs[0].tolist()]
+            scores.add(sample["sample_id"], question, ranked, speakers)
     return scores
 
 
 def table(results: dict[str, dict], groups: tuple[str, ...] = ("by_category",)) -> str:
     """Systems side by side: overall, then each group asked for."""
-    lines = [f"{'system':<17}{'scope':<15}{'recall@5':>10}{'recall@10':>11}{'hit@10':>9}{'n':>6}"]
+    rows = []
     for name, summary in results.items():
-        rows = [("all", summary)]
-        for group in groups:
-            rows += list(summary[group].items())
-        for label, s in rows:
-            lines.append(
-                f"{name:<17}{label:<15}{s['recall@5']:>10.3f}{s['recall@10']:>11.3f}"
-                f"{s['hit@10']:>9.3f}{s['questions']:>6}"
-            )
+        rows.append((name, "all", summary))
+        rows += [(name, label, s) for group in groups for label, s in summary[group].items()]
+    width = max([15] + [len(label) + 2 for _, label, _ in rows])
+    head = f"{'system':<17}{'scope':<{width}}{'recall@5':>10}{'recall@10':>11}{'hit@10':>9}{'n':>6}"
+    lines = [head]
+    for name, label, s in rows:
+        lines.append(
+            f"{name:<17}{label:<{width}}{s['recall@5']:>10.3f}{s['recall@10']:>11.3f}"
+            f"{s['hit@10']:>9.3f}{s['questions']:>6}"
+        )
     return "\n".join(lines)
 
 
@@ -376,6 +431,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{result['skipped']} questions without a known evidence turn skipped"
         )
         print(table(result["systems"]))
+        if any(summary["by_ability"] for summary in result["systems"].values()):
+            print("\nby the dataset's ability / question type")
+            print(table(result["systems"], ("by_ability",)))
+        if any(summary["roles"] for summary in result["systems"].values()):
+            print("\nwho said the retrieved turns (share of each system's top 10)")
+            for name, summary in result["systems"].items():
+                shares = ", ".join(
+                    f"{role} {share:.2f}" for role, share in summary["roles"].items()
+                )
+                print(f"{name:<17}{shares}")
         mine = {"memcommit": result["systems"]["memcommit"]}
         print("\nmemcommit by question length and by evidence count")
         print(table(mine, ("by_length", "by_evidence")))

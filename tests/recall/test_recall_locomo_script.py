@@ -96,3 +96,64 @@ def test_messy_typing_is_deterministic():
         sys.path.remove(str(SCRIPT.parent))
     assert messy("What did Caroline research?") == "what did carloine research"  # first longest
     assert messy("Why?") == "why"
+
+
+def chat(sample_id: str) -> dict:
+    """A user/assistant chat whose questions carry an ability, one of them its own date."""
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "user",
+            "speaker_b": "assistant",
+            "session_1_date_time": "12:00 pm on 1 March, 2024",
+            "session_1": [
+                {"speaker": "user", "dia_id": "0", "text": "My Flask app needs a login page."},
+                {"speaker": "assistant", "dia_id": "1", "text": "Use Flask-Login for sessions."},
+                {"speaker": "user", "dia_id": "2", "text": "I deploy it on Fridays."},
+            ],
+        },
+        "qa": [
+            {
+                "question": "What does my Flask app need?",
+                "evidence": ["0"],
+                "category": 4,
+                "ability": "information_extraction",
+            },
+            {
+                "question": "When do I deploy?",
+                "evidence": ["2"],
+                "category": 2,
+                "question_type": "temporal_reasoning",
+                "question_date": "2024-03-08T09:00:00+00:00",
+            },
+        ],
+    }
+
+
+def test_chat_roles_abilities_and_question_dates(tmp_path):
+    data = tmp_path / "chats.json"
+    data.write_text(json.dumps([chat("chat-a")]))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), str(data), "--json", "--no-ablation"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(done.stdout)["held-out"]["systems"]["memcommit"]
+    assert list(ours["by_ability"]) == ["information_extraction", "temporal_reasoning"]
+    assert ours["roles"] == {"user": 0.6667, "assistant": 0.3333}  # all three turns, twice
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from locomo_eval import questions, session_time
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    asked, skipped = questions(chat("chat-a"), {"0", "1", "2"})
+    assert skipped == 0
+    assert [q.date for q in asked] == [None, session_time("2024-03-08T09:00:00+00:00")]
+
+
+def test_locomo_questions_have_no_roles_or_abilities(tmp_path):
+    ours = run(tmp_path, "--no-ablation")["held-out"]["systems"]["memcommit"]
+    assert ours["roles"] == {} and ours["by_ability"] == {}
