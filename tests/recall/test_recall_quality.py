@@ -62,6 +62,37 @@ def test_named_speakers_ignores_case_short_words_and_stop_words():
     assert named_speakers(["band"], codes) == [3]
 
 
+def test_a_query_that_names_no_one_names_the_askers_role():
+    codes = Codes()
+    for name in ("assistant", "user"):
+        codes.code(name)
+    assert named_speakers(["which", "flask", "routes"], codes) == [1]  # the user asks
+    assert named_speakers(["assistant", "suggest"], codes) == [0]  # a named role wins
+    people = Codes()
+    for name in ("nate", "joanna"):
+        people.code(name)
+    assert named_speakers(["which", "flask", "routes"], people) == []  # names, not roles
+
+
+def test_in_a_user_assistant_chat_the_users_own_words_outrank_a_long_reply(make_store):
+    """The user said it once, briefly; the assistant's long reply repeats the words."""
+    store = make_store("chat.db")
+    reply = (
+        "assistant: Great question about Flask routes! Flask routes map URLs to view "
+        "functions, and there are many ways to organise them: blueprints, "
+        + " ".join(f"pattern{i} for routes in larger applications" for i in range(12))
+    )
+    turns = ["user: I wrote two Flask routes for the login page today", reply]
+    when = NOW - timedelta(days=2)
+    for i, text in enumerate(turns):
+        with store.commit(now=when + timedelta(seconds=i)) as tx:
+            tx.add(text, kind="event", tenant="chat", session="s1")
+    ctx = recall(store, "Have I written Flask routes?", tenant="chat", now=NOW, max_records=1)
+    assert [m.content for m in ctx.selected] == [turns[0]]
+    row = next(r for r in ctx.rows if r.memory.content == turns[0])
+    assert row.components["speaker"] == 2.0  # the asker's factor, shown in the explanation
+
+
 # ── dates ───────────────────────────────────────────────────────────────────
 
 

@@ -8,8 +8,10 @@ without a model. Each step is one named weight (0 turns it off):
 1. **Stems from the store's vocabulary** (``stems``). Each query term stands
    for every stored term with the same stem ("hiking" finds "hiked"), with
    BM25 weighting (saturation ``k1``, length normalization ``b``). ``b`` is
-   0.5, below the usual 0.75: in conversation the long turns are where people
-   tell things, so length is penalized less.
+   1, full normalization, as TF-IDF's cosine has: an assistant's long reply
+   touches many topics, and each of its words says less about what it is about
+   than a short message's do (on short turns between people 1 and 0.5 rank
+   alike).
 2. **Spelling** (``spelling``). A query term no memory of the tenant contains
    is mapped to the tenant's own word it most likely meant
    (`memcommit.recall.scoring.spelling`: "sooo", "resturant").
@@ -26,6 +28,8 @@ without a model. Each step is one named weight (0 turns it off):
 5. **Speaker** (``speaker``). A question that names a person is mostly
    answered by what that person said: memories said by a speaker the query
    names are multiplied by ``1 + speaker`` (`memcommit.recall.scoring.speakers`).
+   In a user/assistant chat a question that names no one is the user's about
+   their own conversation, and the user's turns take the factor.
 6. **Dates** (``dates``). When the query names a time (a day, a month, a year,
    "last week", "two days ago" resolved at ``now``), memories created in it
    are multiplied by ``1 + dates``, and once more on a named day
@@ -219,7 +223,7 @@ class MemoryScorer:
         self,
         *,
         k1: float = 1.2,
-        b: float = 0.5,
+        b: float = 1.0,
         stems: bool = True,
         spelling: bool = True,
         neighbours: float = 0.5,
