@@ -43,7 +43,8 @@ def reference(index: TenantIndex, query: Query, scorer: MemoryScorer) -> np.ndar
     totals = {}
     for code, docs in members.items():
         docs.sort(key=lambda d: (index.created.data[d], index.commit.data[d], index.ids[d]))
-        totals[code] = sum(base[d] for d in docs if d in best_matches)
+        matched = sum(base[d] for d in docs if d in best_matches)
+        totals[code] = matched / len(docs) ** 0.5  # per square root of the session's turns
         for position, doc in enumerate(docs):
 
             def at(offset: int, position: int = position, docs: list[int] = docs) -> float:

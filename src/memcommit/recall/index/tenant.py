@@ -86,6 +86,7 @@ class TenantIndex:
         self._lengths: tuple[int, np.ndarray, float] | None = None
         self._memo: tuple[int, dict[Hashable, Any]] = (-1, {})
         self._links: tuple[int, Section, Section] | None = None
+        self._session_sizes: tuple[int, np.ndarray] | None = None
         self._snapshot: Snapshot | None = None
 
     # ── writes ──────────────────────────────────────────────────────────────
@@ -372,6 +373,15 @@ class TenantIndex:
                 )
                 self._links = (self.generation, Section.of(before), Section.of(after))
             return self._links[1].whole(), self._links[2].whole()
+
+    def session_sizes(self) -> np.ndarray:
+        """The number of current documents of each session code (counted once per change)."""
+        with self.lock:
+            if self._session_sizes is None or self._session_sizes[0] != self.generation:
+                session = self.session.view()[self.alive.view()]
+                sizes = np.bincount(session[session >= 0], minlength=len(self.sessions.values))
+                self._session_sizes = (self.generation, sizes)
+            return self._session_sizes[1]
 
 
 class _CurrentDocs(Mapping[str, int]):

@@ -24,7 +24,9 @@ without a model. Each step is one named weight (0 turns it off):
 4. **Session context** (``session``). A memory gains ``session`` times its
    session's share of the best matches' BM25 (against the best session's),
    so a turn in the session that discusses the topic beats a stray match
-   elsewhere.
+   elsewhere. A session's total is divided by the square root of its turns:
+   a session about the topic wins, not the longest one (a chat's day-long
+   sessions of hundreds of messages would otherwise win on size alone).
 5. **Speaker** (``speaker``). A question that names a person is mostly
    answered by what that person said: memories said by a speaker the query
    names are multiplied by ``1 + speaker`` (`memcommit.recall.scoring.speakers`).
@@ -269,6 +271,7 @@ class MemoryScorer:
             shape.lent, shape.gains = _nearby(index, inside, values)
         codes = np.unique(sessions[inside])
         totals = _session_totals(sessions[inside], values)
+        totals /= np.sqrt(np.maximum(index.session_sizes()[: len(totals)], 1))
         shape.best_session = float(totals[codes].max())
         shape.totals = np.zeros(len(index.sessions.values) + 1)  # -1 reads the last slot
         shape.totals[: len(totals)] = totals
