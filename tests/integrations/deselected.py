@@ -13,6 +13,7 @@ VERSIONS = {
     "langgraph-checkpoint": "4.3.2",
     "openai-agents": "0.24.0",
     "haystack-ai": "3.4.1",
+    "autogen-core": "0.7.5",
 }
 
 LANGGRAPH_SQLITE_STORE = {
@@ -68,6 +69,15 @@ HAYSTACK = {
     "TestAsyncDocumentStore.test_delete_all_documents_with_recreate_index_async": _NO_INDEX,
 }
 
+_LIST_CONFIG = (
+    "checks ListMemory's own component config (its provider path, its memory_contents field);"
+    " MemcommitMemory's dump/load round trip is tested in test_autogen.py"
+)
+AUTOGEN_MEMORY = {
+    "test_memory_component_load_config_from_base_model": _LIST_CONFIG,
+    "test_memory_component_dump_config_to_base_model": _LIST_CONFIG,
+}
+
 #: Every list, under the suite it belongs to, as the run prints it.
 ALL = {
     "langgraph-checkpoint-sqlite tests/test_store.py": LANGGRAPH_SQLITE_STORE,
@@ -75,4 +85,5 @@ ALL = {
     "langgraph-checkpoint tests/test_store.py": LANGGRAPH_STORE,
     "openai-agents tests/memory/test_session.py": OPENAI_AGENTS_SESSION,
     "haystack-ai haystack/testing/document_store*.py": HAYSTACK,
+    "autogen-core tests/test_memory.py": AUTOGEN_MEMORY,
 }
