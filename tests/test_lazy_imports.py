@@ -16,7 +16,7 @@ import memcommit
 #: What a plain import must not pay for.
 HEAVY = ("numpy", "rich", "psycopg", "mcp", "tiktoken", "pydantic")
 #: The frameworks of the integrations, which only their own modules import.
-FRAMEWORKS = ("langgraph", "langchain_core", "agents", "haystack", "autogen_core")
+FRAMEWORKS = ("langgraph", "langchain_core", "agents", "haystack", "autogen_core", "llama_index")
 
 
 def run_python(code: str, *args: str) -> dict:

@@ -5,6 +5,7 @@
     memcommit.integrations.openai_agents  MemcommitSession, recall_instructions
     memcommit.integrations.haystack       MemcommitDocumentStore, MemcommitRetriever
     memcommit.integrations.autogen        MemcommitMemory (autogen-core's Memory)
+    memcommit.integrations.llama_index    MemcommitChatStore, MemcommitRecallBlock
 
 Each module imports its framework (``pip install "memcommit[langgraph]"`` and so on);
 this package and ``import memcommit`` import none of them, and a module whose
