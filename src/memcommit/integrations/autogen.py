@@ -51,12 +51,13 @@ except ImportError as exc:
 import memcommit
 from memcommit.model import Memory as Stored
 from memcommit.recall import Context, Row
+from memcommit.recall import recall as run_recall
 
 #: The metadata key of an added content (as given), and of recall's row on a result.
 MARK = "autogen"
 EXPLAINED = "memcommit"
 #: Keywords `query` passes to `memcommit.recall`.
-_RECALL = frozenset(inspect.signature(memcommit.recall).parameters) - {"store_or_view", "query"}
+_RECALL = frozenset(inspect.signature(run_recall).parameters) - {"store_or_view", "query"}
 
 
 def _every_memory(memory: Stored, query: Any) -> float:
@@ -190,7 +191,7 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
             **self._recall_options,
             **_checked(kwargs),
         }
-        return memcommit.recall(self.view, query, **options)
+        return run_recall(self.view, query, **options)
 
     # -- components -----------------------------------------------------------------
 

@@ -44,6 +44,7 @@ except ImportError as exc:
 import memcommit
 from memcommit.model import Memory
 from memcommit.recall import Context
+from memcommit.recall import recall as run_recall
 
 #: The metadata key of a memory's document (Haystack's own dict of it).
 MARK = "haystack"
@@ -303,9 +304,9 @@ class MemcommitDocumentStore:
         }
         if filters:
             candidates = [memory for memory, _ in self._matching(filters)]
-            ctx = memcommit.recall(candidates, query, tenant=self.tenant, **options)
+            ctx = run_recall(candidates, query, tenant=self.tenant, **options)
         else:
-            ctx = memcommit.recall(self.view, query, scopes=[self.index], **options)
+            ctx = run_recall(self.view, query, scopes=[self.index], **options)
         rows = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
         found = []
         for row in rows:
@@ -390,7 +391,7 @@ class MemcommitDocumentStore:
         return [m for m in found if MARK in m.metadata and m.holds(now)]
 
     def _current(self, ids: Mapping[str, Any]) -> dict[str, Memory]:
-        return {m.key: m for m in self._live() if m.key in ids}
+        return {m.key: m for m in self._live() if m.key is not None and m.key in ids}
 
     def _matching(self, filters: dict[str, Any] | None) -> list[tuple[Memory, Document]]:
         decoded = [(memory, _decoded(memory)) for memory in self._live()]
@@ -423,11 +424,12 @@ class _Unchanged(Exception):
 def _documents(documents: Any) -> list[Document]:
     if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Iterable):
         raise InvalidInput("documents", documents, "must be a list of haystack Documents")
-    documents = list(documents)
+    checked: list[Document] = []
     for document in documents:
         if not isinstance(document, Document):
             raise InvalidInput("documents", document, "each item must be a haystack Document")
-    return documents
+        checked.append(document)
+    return checked
 
 
 def _listed(field: str, values: Any) -> list[Any]:

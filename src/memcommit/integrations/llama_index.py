@@ -67,7 +67,7 @@ class MemcommitChatStore(AsyncDBChatStore):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    store: Any = Field(exclude=True, description="The memcommit.Store the messages live in.")
+    store: memcommit.Store = Field(exclude=True, description="The store the messages live in.")
     tenant: str = "default"
     scope: str = "conversation"
     kind: str = "event"
@@ -77,7 +77,8 @@ class MemcommitChatStore(AsyncDBChatStore):
     def __init__(self, store: memcommit.Store, **fields: Any) -> None:
         if not isinstance(store, memcommit.Store):
             raise InvalidInput("store", store, "must be a memcommit.Store (memcommit.open())")
-        super().__init__(store=store, **fields)
+        # the fields are this class's; mypy sees the base model's (fieldless) __init__
+        super().__init__(store=store, **fields)  # type: ignore[call-arg]
 
     @classmethod
     def class_name(cls) -> str:
