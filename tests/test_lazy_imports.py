@@ -15,6 +15,8 @@ import memcommit
 
 #: What a plain import must not pay for.
 HEAVY = ("numpy", "rich", "psycopg", "mcp", "tiktoken", "pydantic")
+#: The frameworks of the integrations, which only their own modules import.
+FRAMEWORKS = ("langgraph", "langchain_core", "agents", "haystack", "autogen_core", "llama_index")
 
 
 def run_python(code: str, *args: str) -> dict:
@@ -43,7 +45,20 @@ def test_import_memcommit_loads_no_heavy_dependency():
         """
     )
     assert loaded(out, HEAVY) == []
+    assert loaded(out, FRAMEWORKS) == []
+    assert loaded(out, ("memcommit.integrations",)) == []
     assert loaded(out, ("memcommit.recall", "memcommit.tiers", "memcommit.compaction")) == []
+
+
+def test_the_integrations_package_loads_no_framework():
+    out = run_python(
+        """
+        import json, sys
+        import memcommit.integrations
+        print(json.dumps(sorted(sys.modules)))
+        """
+    )
+    assert loaded(out, FRAMEWORKS) == []
 
 
 def test_every_public_name_resolves_to_its_layers_object():

@@ -10,6 +10,7 @@
     ├── HookError                        a hook raised, but its commit landed (.commit)
     ├── SchemaTooNew                     the store was written by a newer memcommit
     ├── IndexDamaged                     a recall snapshot failed its checksum when read
+    ├── MissingExtra (also ImportError)  an integration's framework is not installed
     └── BackendError                     the database failed; driver errors are mapped here
         └── Unavailable                  the database cannot be reached
 
@@ -135,6 +136,23 @@ class IndexDamaged(MemcommitError):
         self.value = path
         self.section = section
         super().__init__(f"snapshot={path!r}: section {section!r} failed its checksum")
+
+
+class MissingExtra(MemcommitError, ImportError):
+    """An integration module was imported without its framework: ``extra`` names what to install.
+
+    An ImportError too, so ``except ImportError`` around an optional import keeps working.
+    """
+
+    def __init__(self, module: str, extra: str, missing: str | None) -> None:
+        self.field = "extra"
+        self.value = extra
+        self.module = module
+        super().__init__(
+            f"extra={extra!r}: {module} needs {missing or 'its framework'}, which is not"
+            f' installed; pip install "memcommit[{extra}]"',
+            name=missing,
+        )
 
 
 class BackendError(MemcommitError):

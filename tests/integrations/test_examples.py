@@ -48,3 +48,17 @@ def test_openai_agents_session_remembers_across_runs(tmp_path):
     with memcommit.open(tmp_path / "oa.db") as store:
         traces = store.tenant("acme").traces()
         assert [t.status for t in traces] == ["finished", "open"]
+
+
+def test_llama_index_memory_remembers_across_runs(tmp_path):
+    require("llama_index.core")
+    out = run("llama_index_memory.py", tmp_path / "li.db")
+    first, second = out.split("run 2", 1)
+    assert "4 messages active, 4 flushed to the archive tier" in first
+    assert "the session continues: 9 messages in its history" in second
+    assert "- Never deploy on a Friday.\\n- Deploys go out on Tuesdays after the standup." in second
+    assert "selected          score=0.370 'Deploys go out on Tuesdays" in second
+    with memcommit.open(tmp_path / "li.db") as store:
+        (trace,) = store.tenant("acme").traces()
+        tiers = [step.tier for step in trace.steps]
+        assert tiers == ["archive"] * 6 + ["short"] * 3  # run 2 flushed two more

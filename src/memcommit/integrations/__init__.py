@@ -3,9 +3,13 @@
     memcommit.integrations.langgraph      MemcommitStore, AsyncMemcommitStore (BaseStore)
     memcommit.integrations.langchain      MemcommitRetriever, MemcommitVectorStore
     memcommit.integrations.openai_agents  MemcommitSession, recall_instructions
+    memcommit.integrations.haystack       MemcommitDocumentStore, MemcommitRetriever
+    memcommit.integrations.autogen        MemcommitMemory (autogen-core's Memory)
+    memcommit.integrations.llama_index    MemcommitChatStore, MemcommitRecallBlock
 
 Each module imports its framework (``pip install "memcommit[langgraph]"`` and so on);
-this package and ``import memcommit`` import none of them. `namespaces` and
-`filters` are the framework-free rules the modules share. docs/integrations.md
-has the mapping tables.
+this package and ``import memcommit`` import none of them, and a module whose
+framework is missing raises `memcommit.errors.MissingExtra` naming the extra.
+`namespaces` and `filters` are the framework-free rules the modules share.
+docs/integrations.md has the mapping tables.
 """

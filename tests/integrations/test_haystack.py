@@ -1,0 +1,145 @@
+"""MemcommitDocumentStore beyond Haystack's kit: recall, history, tenants, typed errors, extras."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from upstream import require
+
+from memcommit.errors import InvalidInput
+
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+hs = require("memcommit.integrations.haystack")
+from haystack import Document, Pipeline  # noqa: E402
+from haystack.document_stores.types import DuplicatePolicy  # noqa: E402
+from haystack.errors import FilterError  # noqa: E402
+
+HANDBOOK = [
+    Document(
+        id="deploy", content="Deploys run on Tuesdays after the standup.", meta={"team": "ops"}
+    ),
+    Document(
+        id="rollback", content="A failed deploy is rolled back at once.", meta={"team": "ops"}
+    ),
+    Document(
+        id="plant", content="The office plant needs water on Mondays.", meta={"team": "office"}
+    ),
+]
+
+
+@pytest.fixture
+def memory(make_store):
+    return make_store()
+
+
+@pytest.fixture
+def handbook(memory, now):
+    store = hs.MemcommitDocumentStore(memory, tenant="acme", index="handbook", clock=lambda: now)
+    store.write_documents(HANDBOOK)
+    return store
+
+
+def test_recall_scores_documents_and_explains_the_rest(handbook, now):
+    documents, ctx = handbook.recall("when does a deploy run", top_k=2)
+    assert [d.id for d in documents] == ["deploy", "rollback"]
+    assert all(d.score is not None and d.score > 0 for d in documents)
+    assert documents[0].meta == {"team": "ops"}
+    reasons = {row.memory.key: row.outcome for row in ctx.explanation.page(0, 10)}
+    assert reasons["deploy"] == "selected"
+    assert reasons["plant"] != "selected"  # left out, with the reason recall gives
+
+
+def test_recall_filters_narrow_what_is_ranked(handbook):
+    office = {"field": "meta.team", "operator": "==", "value": "office"}
+    documents, _ = handbook.recall("deploy plant water", filters=office)
+    assert [d.id for d in documents] == ["plant"]
+
+
+def test_the_retriever_runs_in_a_pipeline(handbook):
+    pipeline = Pipeline()
+    pipeline.add_component("recall", hs.MemcommitRetriever(handbook, top_k=1))
+    out = pipeline.run({"recall": {"query": "rolled back deploy"}})["recall"]
+    assert [d.id for d in out["documents"]] == ["rollback"]
+    assert out["context"].selected[0].key == "rollback"
+
+
+def test_overwrite_and_delete_keep_history(handbook):
+    changed = Document(id="deploy", content="Deploys run on Wednesdays now.", meta={"team": "ops"})
+    assert handbook.write_documents([changed], policy=DuplicatePolicy.OVERWRITE) == 1
+    handbook.delete_documents(["deploy"])
+    assert [d.id for d in handbook.filter_documents()] == ["rollback", "plant"]
+    (memory,) = handbook.view.find(scopes=["handbook"], key="deploy", live=False)
+    history = handbook.view.history(memory.id)
+    assert [m.content for m in history][:2] == [
+        "Deploys run on Tuesdays after the standup.",
+        "Deploys run on Wednesdays now.",
+    ]
+    assert history[-1].status == "invalidated"
+
+
+def test_tenants_and_indexes_never_see_each_other(memory, handbook):
+    other = hs.MemcommitDocumentStore(memory, tenant="globex", index="handbook")
+    assert other.count_documents() == 0
+    assert other.filter_documents() == []
+    assert other.recall("deploy")[0] == []
+    assert other.delete_by_filter({"field": "meta.team", "operator": "==", "value": "ops"}) == 0
+    other.delete_all_documents()
+    other.write_documents([Document(id="deploy", content="globex deploys on Fridays")])
+    assert handbook.filter_documents() == HANDBOOK
+    assert hs.MemcommitDocumentStore(memory, tenant="acme", index="wiki").count_documents() == 0
+    assert handbook.count_documents() == 3
+
+
+def test_a_failing_write_lands_nothing(handbook, memory):
+    head = memory.tenant("acme").head_seq
+    fresh = Document(id="new", content="brand new")
+    with pytest.raises(InvalidInput) as raised:
+        handbook.write_documents([fresh, HANDBOOK[0]], policy=DuplicatePolicy.FAIL)
+    assert raised.value.field == "documents" and raised.value.value == "deploy"
+    assert memory.tenant("acme").head_seq == head
+    assert handbook.count_documents() == 3
+
+
+def test_bad_filters_are_typed_errors_naming_the_filter(handbook):
+    bad = {"field": "meta.team", "operator": "~", "value": "ops"}
+    with pytest.raises(InvalidInput) as raised:
+        handbook.filter_documents(bad)
+    assert isinstance(raised.value, FilterError) and raised.value.field == "filters"
+    with pytest.raises(InvalidInput):
+        handbook.delete_by_filter({})  # deleting everything takes delete_all_documents
+    assert handbook.count_documents() == 3
+
+
+def test_serialized_store_opens_the_same_documents(tmp_path):
+    path = str(tmp_path / "docs.db")
+    first = hs.MemcommitDocumentStore(path, tenant="acme", index="handbook")
+    first.write_documents(HANDBOOK)
+    again = hs.MemcommitDocumentStore.from_dict(first.to_dict())
+    assert again.filter_documents() == HANDBOOK
+
+
+def test_a_store_passed_in_is_not_serialized(memory):
+    with pytest.raises(InvalidInput) as raised:
+        hs.MemcommitDocumentStore(memory).to_dict()
+    assert raised.value.field == "store"
+
+
+def test_a_missing_haystack_is_a_typed_error_naming_the_extra():
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["haystack"] = None  # as if haystack-ai were not installed
+        from memcommit.errors import MissingExtra
+        try:
+            import memcommit.integrations.haystack
+        except MissingExtra as exc:
+            print(exc.field, exc.value, isinstance(exc, ImportError), exc)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("extra haystack True ")
+    assert 'pip install "memcommit[haystack]"' in done.stdout
