@@ -34,15 +34,16 @@ from memcommit.recall.pipeline.sources import (
     rebuilt_when_damaged,
 )
 from memcommit.recall.scoring.components import Components
-from memcommit.recall.scoring.cosine import CosineSearch, Query
+from memcommit.recall.scoring.cosine import Query
+from memcommit.recall.scoring.registry import DEFAULT_SCORER, make_scorer
 from memcommit.recall.scoring.scorers import (
     BatchScorer,
     ExplainedScorer,
+    Lexical,
     PoolsplitScore,
     Presorted,
     PresortedScorer,
     Scorer,
-    Tfidf,
 )
 from memcommit.store.protocols import CommitRef, ViewLike
 
@@ -51,12 +52,6 @@ DEFAULT_POOL = "context"
 ALWAYS_POOL = "always"
 #: The cap of a pool without one: poolsplit caps are ints, and no sum of real caps reaches it.
 _NO_CAP = sys.maxsize
-
-
-def _scorers() -> dict[str, Callable[[], Any]]:
-    from memcommit.recall.scoring.memory import MemoryScorer
-
-    return {"memory": MemoryScorer, "tfidf": Tfidf, "poolsplit": PoolsplitScore}
 
 
 @rebuilt_when_damaged
@@ -172,7 +167,9 @@ class _Run:
     A scorer whose ranking is known before filtering (`PresortedScorer`, with no
     recency blended in) has only its best matches filtered, as deep as packing
     reads (`memcommit.recall.pipeline.ranking`); any other scorer scores every memory
-    that passes the filters.
+    that passes the filters. The query's TF-IDF search is taken with the
+    snapshot, for the explanation's cosines; its sums, bounds and lookups are
+    computed only when a scorer or the explanation reads them.
     """
 
     def __init__(
@@ -190,9 +187,9 @@ class _Run:
         self.components: Callable[[], Components] = Components  # the parts of each score, if given
         with index.lock:
             snap = self.snap = index.snapshot()
-            self.search = CosineSearch(index, query.terms)
-            if query.recency_weight == 0.0 and _presorts(scorer):
-                always = self._presorted(cast(PresortedScorer, scorer).presort(query, self.search))
+            self.tfidf = query.tfidf  # of this state of the index, whenever rows read it
+            if query.recency_weight == 0.0 and isinstance(scorer, PresortedScorer):
+                always = self._presorted(scorer.presort(query))
             else:
                 always = self._scored(scorer)
         created, ids = snap.created, snap.ids
@@ -230,9 +227,8 @@ class _Run:
         """Filter every memory, then score every one that passed. Returns the always docs."""
         snap = self.snap
         alive = snap.alive
-        cos = self.search.all()
-        if getattr(scorer, "lexical", False):  # only shared terms can score: skip the rest
-            docs = np.flatnonzero((cos > 0.0) | snap.always)
+        if isinstance(scorer, Lexical) and scorer.lexical:  # only shared terms score: skip the rest
+            docs = np.flatnonzero((self.tfidf.all() > 0.0) | snap.always)
             docs = docs[alive[docs]]
         else:
             docs = np.flatnonzero(alive)
@@ -250,13 +246,11 @@ class _Run:
 
     def _score(self, scorer: Scorer | BatchScorer, docs: np.ndarray) -> np.ndarray:
         if isinstance(scorer, ExplainedScorer):
-            scores, parts = scorer.score_parts(self.query, docs, self.search.of(docs))
+            scores, parts = scorer.score_parts(self.query, docs)
             self.components = lambda: parts
             return np.asarray(scores, dtype=float)
         if isinstance(scorer, BatchScorer):
-            return np.asarray(
-                scorer.score_docs(self.query, docs, self.search.of(docs)), dtype=float
-            )
+            return np.asarray(scorer.score_docs(self.query, docs), dtype=float)
         out = np.empty(len(docs))
         memories = self.source.load([self.snap.ids[doc] for doc in docs.tolist()])
         for position, memory in enumerate(memories):
@@ -294,7 +288,7 @@ class _Run:
             self.snap,
             self.scope,
             self.now_us,
-            self.search.all,
+            self.tfidf.all,
             self.scores,
             self.pools,
             packed,
@@ -302,11 +296,6 @@ class _Run:
             self.packer,
             self.source.load,
         )
-
-
-def _presorts(scorer: Scorer | BatchScorer) -> bool:
-    """Whether ``scorer`` is a `PresortedScorer` (its attributes read, not a protocol check)."""
-    return hasattr(scorer, "name") and callable(getattr(scorer, "presort", None))
 
 
 def _unit_interval(field: str, value: Any) -> float:
@@ -383,14 +372,11 @@ def _limit_kinds(scope: Scope, pools: list[poolsplit.Pool]) -> Scope:
 
 
 def _scorer(scorer: Any, weight: float) -> Scorer | BatchScorer:
-    known = _scorers()
     if scorer is None:
-        scorer = "memory"
+        scorer = DEFAULT_SCORER
     chosen: Scorer | BatchScorer
     if isinstance(scorer, str):
-        if scorer not in known:
-            raise InvalidInput("scorer", scorer, "allowed: " + ", ".join(known) + ", or a callable")
-        chosen = known[scorer]()
+        chosen = make_scorer(scorer)
     elif callable(scorer) or isinstance(scorer, BatchScorer):
         chosen = scorer
     else:
