@@ -22,6 +22,7 @@ from memcommit.cli.progress import progress_bar
 from memcommit.cli.tables import preview, table
 from memcommit.errors import InvalidInput
 from memcommit.recall import Context, Tokens, Words, recall
+from memcommit.recall.scoring.registry import DEFAULT_SCORER, SCORERS
 
 
 def _show(ctx: Context, explain: bool, wide: bool) -> None:
@@ -80,7 +81,9 @@ def _show(ctx: Context, explain: bool, wide: bool) -> None:
 @click.option("--words", type=int, default=None, help="Budget in whitespace words.")
 @click.option("--tokens", type=int, default=None, help="Budget in tokens (len/4 estimate).")
 @click.option("--max-records", type=int, default=None, help="At most this many memories.")
-@click.option("--scorer", default="memory", show_default=True, help="memory, tfidf or poolsplit.")
+@click.option(
+    "--scorer", default=DEFAULT_SCORER, show_default=True, help=f"One of {', '.join(SCORERS)}."
+)
 @click.option("--now", default=None, help="Measure ages at this time (default: now): ISO 8601, 2h.")
 @click.option(
     "--as-of", "as_of_text", help="Recall from the store as of a commit (seq or id) or a time."

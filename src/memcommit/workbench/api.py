@@ -14,12 +14,13 @@ from typing import Any
 import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, STORES, TIERS
+from memcommit.recall.scoring.registry import SCORERS as NAMED_SCORERS
 
 #: Memory store choices of the page: one of STORES, or every kind.
 STORE_CHOICES = (*STORES, "all")
 
-#: Scorers a live page may choose: the seed's TF-IDF (the page's explanation) first.
-SCORERS = ("tfidf", "memory", "poolsplit")
+#: Scorers a live page may choose, every named one: the seed's TF-IDF (the page explains it) first.
+SCORERS = ("tfidf", *(name for name in NAMED_SCORERS if name != "tfidf"))
 
 #: Which rows of the table a page shows.
 OUTCOMES = ("all", "selected", "excluded")

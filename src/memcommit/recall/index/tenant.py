@@ -646,19 +646,6 @@ class TenantIndex:
             value = cache[key] = compute()
             return value
 
-    def term_bound(self, tid: int) -> float:
-        """The highest ``tf weight / |d|`` among the term's current documents (0.0: none).
-
-        A query term's weight times this bounds what the term adds to any
-        cosine (`memcommit.recall.scoring.maxscore`).
-        """
-
-        def compute() -> float:
-            docs, tfs = self.postings(tid)
-            return float((tf_weights(tfs) / self.norms(docs)).max()) if len(docs) else 0.0
-
-        return self.memo(("cosine bound", tid), compute)
-
     def lengths(self) -> tuple[np.ndarray, float]:
         """Terms per document, and their mean over current documents (cached per change)."""
         with self.lock:

@@ -38,12 +38,13 @@ from memcommit.recall.scoring.cosine import Query
 from memcommit.recall.scoring.registry import DEFAULT_SCORER, make_scorer
 from memcommit.recall.scoring.scorers import (
     BatchScorer,
-    ExplainedScorer,
-    Lexical,
     PoolsplitScore,
     Presorted,
-    PresortedScorer,
     Scorer,
+    is_batch,
+    is_explained,
+    is_lexical,
+    is_presorted,
 )
 from memcommit.store.protocols import CommitRef, ViewLike
 
@@ -188,7 +189,7 @@ class _Run:
         with index.lock:
             snap = self.snap = index.snapshot()
             self.tfidf = query.tfidf  # of this state of the index, whenever rows read it
-            if query.recency_weight == 0.0 and isinstance(scorer, PresortedScorer):
+            if query.recency_weight == 0.0 and is_presorted(scorer):
                 always = self._presorted(scorer.presort(query))
             else:
                 always = self._scored(scorer)
@@ -227,7 +228,7 @@ class _Run:
         """Filter every memory, then score every one that passed. Returns the always docs."""
         snap = self.snap
         alive = snap.alive
-        if isinstance(scorer, Lexical) and scorer.lexical:  # only shared terms score: skip the rest
+        if is_lexical(scorer):  # only shared terms score: skip the rest
             docs = np.flatnonzero((self.tfidf.all() > 0.0) | snap.always)
             docs = docs[alive[docs]]
         else:
@@ -245,17 +246,18 @@ class _Run:
         return self._always_docs
 
     def _score(self, scorer: Scorer | BatchScorer, docs: np.ndarray) -> np.ndarray:
-        if isinstance(scorer, ExplainedScorer):
+        if is_explained(scorer):
             scores, parts = scorer.score_parts(self.query, docs)
             self.components = lambda: parts
             return np.asarray(scores, dtype=float)
-        if isinstance(scorer, BatchScorer):
+        if is_batch(scorer):
             return np.asarray(scorer.score_docs(self.query, docs), dtype=float)
+        call = cast(Scorer, scorer)  # not a batch scorer: a callable (`_scorer` checked)
         out = np.empty(len(docs))
         memories = self.source.load([self.snap.ids[doc] for doc in docs.tolist()])
         for position, memory in enumerate(memories):
             try:
-                value = scorer(memory, self.query)
+                value = call(memory, self.query)
             except Exception as exc:
                 raise ScorerError(memory.id, f"raised {exc!r}") from exc
             if value is None:
@@ -377,7 +379,7 @@ def _scorer(scorer: Any, weight: float) -> Scorer | BatchScorer:
     chosen: Scorer | BatchScorer
     if isinstance(scorer, str):
         chosen = make_scorer(scorer)
-    elif callable(scorer) or isinstance(scorer, BatchScorer):
+    elif callable(scorer) or is_batch(scorer):
         chosen = scorer
     else:
         raise InvalidInput("scorer", scorer, "must be a scorer name or callable(memory, query)")

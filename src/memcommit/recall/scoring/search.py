@@ -21,6 +21,7 @@ given formula) and cached in the index only while it is unchanged.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -47,7 +48,7 @@ class Term:
     counts: np.ndarray  # > 0, one per document
 
 
-class TermSearch:
+class TermSearch(ABC):
     """A sum over the query's terms of each term's part, for every or chosen documents."""
 
     def __init__(self, index: TenantIndex, terms: Mapping[str, int]) -> None:
@@ -65,20 +66,21 @@ class TermSearch:
 
     # ── what a formula supplies ─────────────────────────────────────────────
 
+    @abstractmethod
     def _term(self, index: TenantIndex, term: str, count: int) -> Term | None:
         """The postings and weight of a query term said ``count`` times (None: not indexed)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _part(self, weight: float, counts: np.ndarray, docs: np.ndarray) -> np.ndarray:
         """What a term of ``weight`` adds to ``docs``, which hold it ``counts`` times."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _bound(self, term: Term) -> float:
         """The most ``term`` adds to any document's (finished) score."""
-        raise NotImplementedError
 
     def _finish(self, sums: np.ndarray, hits: np.ndarray, docs: np.ndarray) -> None:
         """Turn the sums at ``hits`` (those of ``docs``) into scores, in place; sums by default."""
+        return  # a plain sum is the score
 
     # ── the search ──────────────────────────────────────────────────────────
 
