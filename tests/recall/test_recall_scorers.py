@@ -193,3 +193,28 @@ def test_good_scorer_parameters_are_kept():
     assert (scorer.k1, scorer.b, scorer.session, scorer.dates) == (0.0, 1.0, 2.0, 3.0)
     assert Hybrid(embed, semantic=1, cache=0).semantic == 1.0
     assert PoolsplitScore(tags=("a",), project="p").tags == ["a"]
+
+
+class Squared:
+    """A user's batch scorer: it declares `score_docs` and asks the query for the cosines."""
+
+    name = "squared"
+
+    def score_docs(self, query, docs):
+        cosines = query.tfidf.of(docs)
+        return np.where(cosines > 0, cosines**2, np.nan)
+
+
+def test_a_batch_scorer_asks_the_query_for_what_it_reads():
+    bank = memories(300)
+    options = dict(tenant="a", now=NOW, max_records=5)
+    squared = recall(bank, "river w3 w5", scorer=Squared(), **options)
+    seed = recall(bank, "river w3 w5", scorer="tfidf", **options)
+    plain = recall(bank, "river w3 w5", scorer=lambda m, q: q.cosine(m) ** 2 or None, **options)
+    assert squared.scorer == "squared"
+    assert [m.id for m in squared.selected] == [m.id for m in seed.selected]
+    assert [m.id for m in plain.selected] == [m.id for m in seed.selected]
+    for mine, theirs in zip(squared.rows, seed.rows, strict=True):
+        assert mine.memory.id == theirs.memory.id and mine.cosine == theirs.cosine
+        if theirs.score is not None:
+            assert mine.score == pytest.approx(theirs.score**2, rel=1e-12)
