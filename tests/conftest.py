@@ -10,6 +10,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests check invariants, never speed: no deadline on these small, shared machines.
+settings.register_profile("memcommit", deadline=None)
+settings.load_profile("memcommit")
 
 FIXED_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -8,7 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import memcommit
-from memcommit.recall import RecallOptions, Words, recall, scorer_names
+from memcommit.recall import RecallOptions, Words, recall
+from memcommit.recall.scoring.registry import SCORERS as NAMED_SCORERS
 from memcommit.workbench import StoreSource
 from memcommit.workbench.api import SCORERS, RecallRequest, recall_options
 from memcommit.workbench.source import BANK_DEFAULTS, BankSource
@@ -33,7 +34,7 @@ def test_a_live_page_starts_from_recalls_defaults(source):
     assert defaults.previous == options.include_previous_sessions
     assert defaults.recency == options.recency_weight
     assert defaults.tiers == options.tiers
-    assert scorer_names() == SCORERS
+    assert tuple(NAMED_SCORERS) == SCORERS
     assert source.config({})["defaults"]["scorer"] == "memory"
 
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 import memcommit
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, LIVE_TIERS, TIERS
-from memcommit.recall import Pool, RecallOptions, Tokens, Words, recall, scorer_names
+from memcommit.recall import Pool, RecallOptions, Tokens, Words, recall
 from memcommit.recall.pipeline.filters import Scope
-from memcommit.recall.pipeline.options import DEFAULT_SCORER
+from memcommit.recall.scoring.registry import DEFAULT_SCORER, SCORERS
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -36,7 +36,7 @@ def view(make_store):
 def test_the_defaults_are_recalls_defaults():
     options = RecallOptions()
     assert options.tiers == LIVE_TIERS == ("short", "mid", "long")
-    assert options.scorer == DEFAULT_SCORER == "memory" and DEFAULT_SCORER in scorer_names()
+    assert options.scorer == DEFAULT_SCORER == "memory" and DEFAULT_SCORER in SCORERS
     assert (options.latest_per_key, options.live, options.include_previous_sessions) == (
         True,
         True,
@@ -101,7 +101,7 @@ def test_options_are_frozen_and_replace_checks_again():
         ("pools", ["context"], "'context' is not a poolsplit.Pool"),
         ("pools", [Pool("a", 1, 1), Pool("a", 1, 1)], "duplicate pool name 'a'"),
         ("pools", [Pool("a", 1, 1, ("facts",))], "unknown kind 'facts'"),
-        ("scorer", "bm99", "allowed: memory, tfidf, poolsplit, or a callable"),
+        ("scorer", "bm99", "allowed: memory, tfidf, poolsplit, jaccard, or a callable"),
         ("scorer", 3, "must be a scorer name or callable(memory, query)"),
         ("now", datetime(2026, 11, 1), "timezone"),
         ("explain", "yes", "must be True or False"),

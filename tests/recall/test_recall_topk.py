@@ -39,13 +39,13 @@ class Everything:
     def __init__(self, scorer: Tfidf | MemoryScorer) -> None:
         self.scorer, self.name = scorer, scorer.name
 
-    def score_parts(self, query, docs, cosines):
+    def score_parts(self, query, docs):
         if isinstance(self.scorer, MemoryScorer):
-            return self.scorer.score_parts(query, docs, cosines)
-        return self.scorer.score_docs(query, docs, cosines), Components()
+            return self.scorer.score_parts(query, docs)
+        return self.scorer.score_docs(query, docs), Components()
 
-    def score_docs(self, query, docs, cosines):
-        return self.score_parts(query, docs, cosines)[0]
+    def score_docs(self, query, docs):
+        return self.score_parts(query, docs)[0]
 
 
 def bank(seed: int, size: int) -> list[Memory]:

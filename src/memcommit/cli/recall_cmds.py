@@ -25,7 +25,7 @@ from memcommit.cli.tables import preview, table
 from memcommit.errors import InvalidInput
 from memcommit.model import LIVE_TIERS, TIERS
 from memcommit.recall import Context, Pool, RecallOptions, Tokens, Words, recall
-from memcommit.recall.pipeline.options import DEFAULT_SCORER, scorer_names
+from memcommit.recall.scoring.registry import DEFAULT_SCORER, SCORERS
 
 
 def _show(ctx: Context, explain: bool, wide: bool) -> None:
@@ -150,7 +150,7 @@ def recall_options(view: Any, tenant: str, flags: dict[str, Any]) -> RecallOptio
     "--scorer",
     default=DEFAULT_SCORER,
     show_default=True,
-    help="Ranking formula: " + ", ".join(scorer_names()) + ".",
+    help="Ranking formula: " + ", ".join(SCORERS) + ".",
 )
 @click.option("--now", default=None, help="Measure ages at this time (default: now): ISO 8601, 2h.")
 @click.option(

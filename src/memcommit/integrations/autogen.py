@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import inspect
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -50,14 +50,14 @@ except ImportError as exc:
 
 import memcommit
 from memcommit.model import Memory as Stored
-from memcommit.recall import Context, Row
+from memcommit.recall import Context, RecallOptions, Row
 from memcommit.recall import recall as run_recall
 
 #: The metadata key of an added content (as given), and of recall's row on a result.
 MARK = "autogen"
 EXPLAINED = "memcommit"
 #: Keywords `query` passes to `memcommit.recall`.
-_RECALL = frozenset(inspect.signature(run_recall).parameters) - {"store_or_view", "query"}
+_RECALL = frozenset(field.name for field in dataclasses.fields(RecallOptions))
 
 
 def _every_memory(memory: Stored, query: Any) -> float:
@@ -183,7 +183,7 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
     def recall(self, query: str, **kwargs: Any) -> Context:
         """The `memcommit.recall` Context behind `query`: every row, each exclusion's reason."""
         self._check_open()
-        options: dict[str, Any] = {
+        fields: dict[str, Any] = {
             "scopes": [self._name],
             "max_records": self.k,
             "now": None if self.clock is None else self.clock(),
@@ -191,7 +191,7 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
             **self._recall_options,
             **_checked(kwargs),
         }
-        return run_recall(self.view, query, **options)
+        return run_recall(self.view, query, RecallOptions(**fields))
 
     # -- components -----------------------------------------------------------------
 

@@ -19,7 +19,7 @@ at a time); reasons lists every reason a row can give for leaving a memory out.
 from memcommit.recall.pipeline.budget import Pool, TiktokenCounter, Tokens, Words, count_words
 from memcommit.recall.pipeline.context import STAGES, Context
 from memcommit.recall.pipeline.explain import Explanation, ExplanationCounts
-from memcommit.recall.pipeline.options import RecallOptions, scorer_names
+from memcommit.recall.pipeline.options import RecallOptions
 from memcommit.recall.pipeline.reasons import REASONS, Reason
 from memcommit.recall.pipeline.row import Row
 from memcommit.recall.pipeline.run import recall
@@ -57,5 +57,4 @@ __all__ = [
     "Words",
     "count_words",
     "recall",
-    "scorer_names",
 ]

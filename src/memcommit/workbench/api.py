@@ -17,14 +17,15 @@ from typing import Any
 import poolsplit
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, LIVE_TIERS, STORES, TIERS
-from memcommit.recall import RecallOptions, Words, scorer_names
-from memcommit.recall.pipeline.options import DEFAULT_SCORER
+from memcommit.recall import RecallOptions, Words
+from memcommit.recall.scoring.registry import DEFAULT_SCORER
+from memcommit.recall.scoring.registry import SCORERS as NAMED_SCORERS
 
 #: Memory store choices of the page: one of STORES, or every kind.
 STORE_CHOICES = (*STORES, "all")
 
-#: Scorers a live page may choose: recall's own names.
-SCORERS = scorer_names()
+#: Scorers a live page may choose: recall's own names, its default first.
+SCORERS = tuple(NAMED_SCORERS)
 
 #: recall()'s defaults, which a live page starts from.
 RECALL_DEFAULTS = RecallOptions()

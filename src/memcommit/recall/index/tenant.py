@@ -40,7 +40,7 @@ from memcommit.recall.index.order import session_links
 from memcommit.recall.index.postings import Postings
 from memcommit.recall.index.sections import Section
 from memcommit.recall.index.snapshot import SECTIONS, Exported, Snapshot
-from memcommit.recall.index.statistics import Norms, tf_weights
+from memcommit.recall.index.statistics import Norms
 from memcommit.recall.index.vocabulary import Vocabulary
 
 _MEMO = 4096  # results kept by TenantIndex.memo
@@ -328,19 +328,6 @@ class TenantIndex:
                 del cache[next(iter(cache))]  # the oldest goes
             value = cache[key] = compute()
             return value
-
-    def term_bound(self, tid: int) -> float:
-        """The highest ``tf weight / |d|`` among the term's current documents (0.0: none).
-
-        A query term's weight times this bounds what the term adds to any
-        cosine (`memcommit.recall.scoring.maxscore`).
-        """
-
-        def compute() -> float:
-            docs, tfs = self.postings(tid)
-            return float((tf_weights(tfs) / self.norms(docs)).max()) if len(docs) else 0.0
-
-        return self.memo(("cosine bound", tid), compute)
 
     def lengths(self) -> tuple[np.ndarray, float]:
         """Terms per document, and their mean over current documents (cached per change)."""

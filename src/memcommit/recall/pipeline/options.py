@@ -14,7 +14,7 @@ to, and whether ``as_of`` names a commit.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -24,25 +24,11 @@ from memcommit import inputs
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS, LIVE_TIERS, STORES, TIERS
 from memcommit.recall.pipeline.budget import Pool, Tokens, Words
-from memcommit.recall.scoring.scorers import BatchScorer, PoolsplitScore, Scorer, Tfidf
+from memcommit.recall.scoring.registry import DEFAULT_SCORER, SCORERS
+from memcommit.recall.scoring.scorers import BatchScorer, PoolsplitScore, Scorer, is_batch
 from memcommit.store.protocols import CommitRef
 
-#: The scorer a recall ranks with unless told otherwise.
-DEFAULT_SCORER = "memory"
-
 _ALL = "all"
-
-
-def scorers() -> dict[str, Callable[[], Scorer | BatchScorer]]:
-    """Every scorer a name can choose, each a class that builds a fresh one per recall."""
-    from memcommit.recall.scoring.memory import MemoryScorer
-
-    return {"memory": MemoryScorer, "tfidf": Tfidf, "poolsplit": PoolsplitScore}
-
-
-def scorer_names() -> tuple[str, ...]:
-    """The names ``scorer=`` takes, for every surface that lists them (CLI help, workbench)."""
-    return tuple(scorers())
 
 
 def parse_kinds(kinds: Iterable[str] | str | None) -> tuple[str, ...] | None:
@@ -94,7 +80,7 @@ class RecallOptions:
     Filters: ``kinds`` (kind or store names), ``scopes``, ``session`` with
     ``include_previous_sessions``, ``max_age`` (inclusive), ``latest_per_key``,
     ``live`` (only memories that hold at ``now``) and ``tiers``. Ranking:
-    ``scorer`` (a name of `scorer_names`, or a scorer) blended with recency by
+    ``scorer`` (a name of `scoring.registry.SCORERS`, or a scorer) blended with recency by
     ``recency_weight`` and ``half_life``. Packing: ``budget`` (`Words` or
     `Tokens`), ``max_records`` and ``pools``. Reading: ``tenant``, ``as_of``,
     ``now`` (None: the time of the call) and ``explain`` (build every row at once).
@@ -235,11 +221,12 @@ def _scorer(scorer: Any, weight: float) -> str | Scorer | BatchScorer:
     if scorer is None:
         scorer = DEFAULT_SCORER
     if isinstance(scorer, str):
-        known = scorers()
-        if scorer not in known:
-            raise InvalidInput("scorer", scorer, "allowed: " + ", ".join(known) + ", or a callable")
-        poolsplits = known[scorer] is PoolsplitScore
-    elif callable(scorer) or isinstance(scorer, BatchScorer):
+        if scorer not in SCORERS:
+            raise InvalidInput(
+                "scorer", scorer, "allowed: " + ", ".join(SCORERS) + ", or a callable"
+            )
+        poolsplits = SCORERS[scorer] is PoolsplitScore
+    elif callable(scorer) or is_batch(scorer):
         poolsplits = isinstance(scorer, PoolsplitScore)
     else:
         raise InvalidInput("scorer", scorer, "must be a scorer name or callable(memory, query)")

@@ -25,7 +25,7 @@ from memcommit.recall.pipeline.budget import Tokens, Words
 from memcommit.recall.pipeline.context import Context
 from memcommit.recall.pipeline.explain import Explanation
 from memcommit.recall.pipeline.filters import Scope, passes
-from memcommit.recall.pipeline.options import RecallOptions, scorers
+from memcommit.recall.pipeline.options import RecallOptions
 from memcommit.recall.pipeline.pack import Packed, Packer
 from memcommit.recall.pipeline.ranking import Ranking, exhaustive
 from memcommit.recall.pipeline.sources import (
@@ -35,13 +35,16 @@ from memcommit.recall.pipeline.sources import (
     rebuilt_when_damaged,
 )
 from memcommit.recall.scoring.components import Components
-from memcommit.recall.scoring.cosine import CosineSearch, Query
+from memcommit.recall.scoring.cosine import Query
+from memcommit.recall.scoring.registry import make_scorer
 from memcommit.recall.scoring.scorers import (
     BatchScorer,
-    ExplainedScorer,
     Presorted,
-    PresortedScorer,
     Scorer,
+    is_batch,
+    is_explained,
+    is_lexical,
+    is_presorted,
 )
 from memcommit.store.protocols import CommitRef, ViewLike
 
@@ -139,7 +142,9 @@ class _Run:
     A scorer whose ranking is known before filtering (`PresortedScorer`, with no
     recency blended in) has only its best matches filtered, as deep as packing
     reads (`memcommit.recall.pipeline.ranking`); any other scorer scores every memory
-    that passes the filters.
+    that passes the filters. The query's TF-IDF search is taken with the
+    snapshot, for the explanation's cosines; its sums, bounds and lookups are
+    computed only when a scorer or the explanation reads them.
     """
 
     def __init__(
@@ -157,9 +162,9 @@ class _Run:
         self.components: Callable[[], Components] = Components  # the parts of each score, if given
         with index.lock:
             snap = self.snap = index.snapshot()
-            self.search = CosineSearch(index, query.terms)
-            if query.recency_weight == 0.0 and _presorts(scorer):
-                always = self._presorted(cast(PresortedScorer, scorer).presort(query, self.search))
+            self.tfidf = query.tfidf  # of this state of the index, whenever rows read it
+            if query.recency_weight == 0.0 and is_presorted(scorer):
+                always = self._presorted(scorer.presort(query))
             else:
                 always = self._scored(scorer)
         created, ids = snap.created, snap.ids
@@ -197,9 +202,8 @@ class _Run:
         """Filter every memory, then score every one that passed. Returns the always docs."""
         snap = self.snap
         alive = snap.alive
-        cos = self.search.all()
-        if getattr(scorer, "lexical", False):  # only shared terms can score: skip the rest
-            docs = np.flatnonzero((cos > 0.0) | snap.always)
+        if is_lexical(scorer):  # only shared terms score: skip the rest
+            docs = np.flatnonzero((self.tfidf.all() > 0.0) | snap.always)
             docs = docs[alive[docs]]
         else:
             docs = np.flatnonzero(alive)
@@ -216,19 +220,18 @@ class _Run:
         return self._always_docs
 
     def _score(self, scorer: Scorer | BatchScorer, docs: np.ndarray) -> np.ndarray:
-        if isinstance(scorer, ExplainedScorer):
-            scores, parts = scorer.score_parts(self.query, docs, self.search.of(docs))
+        if is_explained(scorer):
+            scores, parts = scorer.score_parts(self.query, docs)
             self.components = lambda: parts
             return np.asarray(scores, dtype=float)
-        if isinstance(scorer, BatchScorer):
-            return np.asarray(
-                scorer.score_docs(self.query, docs, self.search.of(docs)), dtype=float
-            )
+        if is_batch(scorer):
+            return np.asarray(scorer.score_docs(self.query, docs), dtype=float)
+        call = cast(Scorer, scorer)  # not a batch scorer: a callable (`_scorer` checked)
         out = np.empty(len(docs))
         memories = self.source.load([self.snap.ids[doc] for doc in docs.tolist()])
         for position, memory in enumerate(memories):
             try:
-                value = scorer(memory, self.query)
+                value = call(memory, self.query)
             except Exception as exc:
                 raise ScorerError(memory.id, f"raised {exc!r}") from exc
             if value is None:
@@ -261,7 +264,7 @@ class _Run:
             self.snap,
             self.scope,
             self.now_us,
-            self.search.all,
+            self.tfidf.all,
             self.scores,
             self.pools,
             packed,
@@ -269,11 +272,6 @@ class _Run:
             self.packer,
             self.source.load,
         )
-
-
-def _presorts(scorer: Scorer | BatchScorer) -> bool:
-    """Whether ``scorer`` is a `PresortedScorer` (its attributes read, not a protocol check)."""
-    return hasattr(scorer, "name") and callable(getattr(scorer, "presort", None))
 
 
 def _pools(options: RecallOptions) -> list[poolsplit.Pool]:
@@ -318,7 +316,7 @@ def _limit_kinds(scope: Scope, pools: list[poolsplit.Pool]) -> Scope:
 
 def _scorer(scorer: str | Scorer | BatchScorer) -> Scorer | BatchScorer:
     """A fresh scorer for a name (checked in `RecallOptions`), or the caller's own."""
-    return scorers()[scorer]() if isinstance(scorer, str) else scorer
+    return make_scorer(scorer) if isinstance(scorer, str) else scorer
 
 
 def _now(now: Any) -> datetime:

@@ -1,15 +1,16 @@
-"""Exact TF-IDF cosine of a query against every document of a tenant index.
+"""Exact TF-IDF cosine of a query against the documents of a tenant index, and the `Query`.
 
-Only the postings of the query's terms are touched. Query terms are visited in
-sorted order, so each document's dot product is summed in the same order no
-matter how the index was built; norms come from the index (see index.py).
+A term adds ``q_t · idf_t · tf_weight(d, t)`` to a document's dot product; the
+sum is divided by ``|q| |d|``, with norms from the index (see index/tenant.py).
+The search itself is `memcommit.recall.scoring.search`'s.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -19,8 +20,7 @@ from memcommit.model import Memory
 from memcommit.recall.index.columns import NO_START, to_micros
 from memcommit.recall.index.tenant import TenantIndex
 from memcommit.recall.index.text import term_counts
-from memcommit.recall.scoring import maxscore
-from memcommit.recall.scoring.maxscore import Level
+from memcommit.recall.scoring.search import Term, TermSearch
 from memcommit.recall.scoring.tfidf import (
     blend,
     cosine,
@@ -37,88 +37,45 @@ def cosines(index: TenantIndex, terms: Counter[str]) -> np.ndarray:
     return CosineSearch(index, terms).all()
 
 
-class CosineSearch:
-    """One query's exact TF-IDF cosines against one state of a tenant index, on demand.
+class CosineSearch(TermSearch):
+    """One query's exact TF-IDF cosines against one state of a tenant index, on demand."""
 
-    Built under the index lock, it keeps the query terms' postings, weights and
-    a norm reader, so cosines computed later (an explanation read after more
-    commits) are those of the moment it was built. `all` sums every posting;
-    `of` scores chosen documents by lookup, with the same arithmetic and in the
-    same order, so both give the same bits. `levels` serves a top-k search
-    (`memcommit.recall.scoring.maxscore`).
-    """
-
-    def __init__(self, index: TenantIndex, terms: Counter[str]) -> None:
+    def __init__(self, index: TenantIndex, terms: Mapping[str, int]) -> None:
         n_docs = index.n_docs
-        self.size = index.alive.size
         squares = 0.0
-        self.terms: list[tuple[float, np.ndarray, np.ndarray]] = []  # sorted by term text
-        bounds: list[float] = []
-        self._finders: list[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
-        for term in sorted(terms):
+        self._query: dict[str, tuple[int | None, float]] = {}  # term -> (id, q_t · idf_t)
+        for term in sorted(terms):  # |q| counts the terms no memory holds too
             tid = index.vocabulary.get(term)
             term_idf = idf(n_docs, index.doc_frequency(tid))
             query_weight = tf_weight(terms[term]) * term_idf
             squares += query_weight**2
-            if tid is None:
-                continue
-            docs, tfs = index.postings(tid)
-            if len(docs):
-                self.terms.append((query_weight * term_idf, docs, tfs))
-                self._finders.append(
-                    maxscore.finder(index.memo, ("counts", tid), docs, tfs, self.size)
-                )
-                bounds.append(query_weight * term_idf * index.term_bound(tid))
+            self._query[term] = tid, query_weight * term_idf
         self.length = math.sqrt(squares)
-        self.bounds = [bound / self.length for bound in bounds] if self.length else bounds
         self.norms = index.norm_reader()
-        self._all: np.ndarray | None = None
-        self._hits = np.zeros(0, dtype=np.int64)  # where `all` is not 0
-        self._looked_up = maxscore.Memo(self._lookup)
+        super().__init__(index, terms)
 
-    def all(self) -> np.ndarray:
-        """The cosine of every document of the index state (0 where no term is shared)."""
-        if self._all is None:
-            dot = np.zeros(self.size, dtype=np.float64)
-            for weight, docs, tfs in self.terms:
-                dot[docs] += weight * tf_weights(tfs)
-            hits = np.flatnonzero(dot)
-            if len(hits):
-                dot[hits] /= self.length * self.norms(hits)
-            self._all, self._hits = dot, hits
-        return self._all
+    def _term(self, index: TenantIndex, term: str, count: int) -> Term | None:
+        tid, weight = self._query[term]
+        if tid is None:
+            return None
+        docs, tfs = index.postings(tid)
+        return Term(("counts", tid), weight, docs, tfs)
 
-    def of(self, docs: np.ndarray) -> np.ndarray:
-        """The cosines of ``docs`` (ascending, unique), with the same bits as `all` gives."""
-        if self._all is not None:
-            found: np.ndarray = self._all[docs]
-            return found
-        return self._looked_up(docs)
+    def _part(self, weight: float, counts: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        part: np.ndarray = weight * tf_weights(counts)
+        return part
 
-    def _lookup(self, docs: np.ndarray) -> np.ndarray:
-        dot = np.zeros(len(docs), dtype=np.float64)
-        for (weight, _, _), find in zip(self.terms, self._finders, strict=True):
-            present, tfs = find(docs)
-            dot[present] += weight * tf_weights(tfs)
-        hits = np.flatnonzero(dot)
-        if len(hits):
-            dot[hits] /= self.length * self.norms(docs[hits])
-        return dot
+    def _bound(self, term: Term) -> float:
+        """The weight times the term's highest ``tf_weight / |d|``, over ``|q|``."""
 
-    def levels(self) -> list[Callable[[], Level]]:
-        """Ever wider candidate sets for a top-k search (`memcommit.recall.scoring.maxscore`)."""
-        postings = [docs for _, docs, _ in self.terms]
-        return maxscore.levels(postings, self.bounds, self._candidates, self._everything)
+        def highest() -> float:
+            return float((tf_weights(term.counts) / self.norms(term.docs)).max())
 
-    def _candidates(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return docs, self.of(docs)
+        bound = term.weight * self.memo(("cosine bound", term.key), highest)
+        return bound / self.length if self.length else bound
 
-    def _everything(self) -> Level:
-        if self._all is None and sum(len(docs) for _, docs, _ in self.terms) * 16 < self.size:
-            docs = maxscore.union([docs for _, docs, _ in self.terms])  # few: no array of all
-            return docs, self.of(docs), 0.0
-        values = self.all()
-        return self._hits, values[self._hits], 0.0
+    def _finish(self, sums: np.ndarray, hits: np.ndarray, docs: np.ndarray) -> None:
+        sums[hits] /= self.length * self.norms(docs)
 
 
 @dataclass(frozen=True)
@@ -131,6 +88,15 @@ class Query:
     recency_weight: float
     half_life: timedelta
     index: TenantIndex
+
+    @functools.cached_property
+    def tfidf(self) -> CosineSearch:
+        """This query's TF-IDF search, taken the first time it is asked for.
+
+        Recall takes it as it starts, under the index lock: its cosines (a
+        scorer's, and the explanation's read later) are those of the state it ranks.
+        """
+        return CosineSearch(self.index, self.terms)
 
     @property
     def now_us(self) -> int:

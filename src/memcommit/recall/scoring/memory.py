@@ -65,10 +65,10 @@ import numpy as np
 
 from memcommit.recall.index.tenant import TenantIndex
 from memcommit.recall.index.text import words
-from memcommit.recall.scoring import maxscore
-from memcommit.recall.scoring.bm25 import Bm25Search
+from memcommit.recall.scoring import maxscore, params
+from memcommit.recall.scoring.bm25 import Bm25Search, StemBm25Search
 from memcommit.recall.scoring.components import Components
-from memcommit.recall.scoring.cosine import CosineSearch, Query
+from memcommit.recall.scoring.cosine import Query
 from memcommit.recall.scoring.maxscore import Level
 from memcommit.recall.scoring.scorers import Presorted
 from memcommit.recall.scoring.speakers import named_speakers, speaker_factor
@@ -85,7 +85,7 @@ def bm25(
 
     ``stems=False`` counts the exact term only (the ablation of stemming).
     """
-    return Bm25Search(index, terms, k1, b, stems=stems).all()[0]
+    return (StemBm25Search if stems else Bm25Search)(index, terms, k1, b).all()
 
 
 def _session_totals(sessions: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -217,7 +217,12 @@ class _Shape:
 
 
 class MemoryScorer:
-    """Stems, spelling, neighbours, sessions, speakers and dates on BM25 (see the module doc)."""
+    """Stems, spelling, neighbours, sessions, speakers and dates on BM25 (see the module doc).
+
+    It asks recall for nothing: its own BM25 search and the session links are
+    read from ``query.index``. Every parameter is checked when it is built: the
+    weights are finite numbers >= 0, ``b`` is in [0, 1], the switches are bools.
+    """
 
     name = "memory"
 
@@ -233,9 +238,11 @@ class MemoryScorer:
         speaker: float = 1.0,
         dates: float = 0.5,
     ) -> None:
-        self.k1, self.b, self.stems, self.spelling = k1, b, stems, spelling
-        self.neighbours, self.session = neighbours, session
-        self.speaker, self.dates = speaker, dates
+        self.k1, self.b = params.weight("k1", k1), params.weight("b", b, most=1.0)
+        self.stems, self.spelling = params.flag("stems", stems), params.flag("spelling", spelling)
+        self.neighbours = params.weight("neighbours", neighbours)
+        self.session = params.weight("session", session)
+        self.speaker, self.dates = params.weight("speaker", speaker), params.weight("dates", dates)
 
     def relevance(self, query: Query) -> np.ndarray:
         """Unscaled relevance of every document of the query's index."""
@@ -254,7 +261,7 @@ class MemoryScorer:
         """What turns a document's BM25 into its relevance to ``query``."""
         index = query.index
         terms = dict(normalized(index, query.terms) if self.spelling else query.terms)  # hook
-        search = Bm25Search(index, terms, self.k1, self.b, stems=self.stems)
+        search = (StemBm25Search if self.stems else Bm25Search)(index, terms, self.k1, self.b)
         shape = _Shape(self, index, search)
         # ── quality hooks: factors from recall/scoring/speakers.py and recall/scoring/when.py ──
         shape.named = named_speakers(words(query.text), index.speakers) if self.speaker else []
@@ -279,7 +286,7 @@ class MemoryScorer:
         shape.touched[codes] = True
         return shape
 
-    def presort(self, query: Query, search: CosineSearch) -> Presorted:
+    def presort(self, query: Query) -> Presorted:
         """Relevance of the best matches first (`scoring.maxscore`), scaled by the best."""
         shape = self._shape(query)
 
@@ -300,9 +307,7 @@ class MemoryScorer:
 
         return Presorted(shape.levels(), relevance_of, scale, scaled_parts)
 
-    def score_parts(
-        self, query: Query, docs: np.ndarray, cosines: np.ndarray
-    ) -> tuple[np.ndarray, Components]:
+    def score_parts(self, query: Query, docs: np.ndarray) -> tuple[np.ndarray, Components]:
         """`score_docs`, and the parts of every document with a relevance (`Row.components`)."""
         relevance, parts = self.relevance_parts(query)
         mine = relevance[docs]
@@ -320,6 +325,6 @@ class MemoryScorer:
             blended[matched] = (1.0 - w) * blended[matched] + w * mine_recency
         return blended, parts
 
-    def score_docs(self, query: Query, docs: np.ndarray, cosines: np.ndarray) -> np.ndarray:
+    def score_docs(self, query: Query, docs: np.ndarray) -> np.ndarray:
         """Relevance scaled to [0, 1] by the best candidate, blended with recency; NaN: no match."""
-        return self.score_parts(query, docs, cosines)[0]
+        return self.score_parts(query, docs)[0]
