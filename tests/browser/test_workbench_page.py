@@ -367,7 +367,7 @@ def test_honest_caveats_are_on_the_page(page) -> None:
         "Zero lexical matches are excluded",
     ):
         assert phrase in text
-    assert "the store is never modified" in page.locator(".caveats").text_content()
+    assert "the store is never modified" in page.locator(".caveats.bank-only").text_content()
 
 
 def test_phone_width_scrolls_by_keyboard_and_stays_readable(browser, bank_url) -> None:
