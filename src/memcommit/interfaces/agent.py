@@ -107,7 +107,7 @@ class AgentMemory:
     def _write(
         self, message: str, request_id: str | None, work: Callable[[Transaction], dict[str, Any]]
     ) -> dict[str, Any]:
-        """``work(tx)`` in one commit; its answer gets the commit's seq.
+        """``work(tx)`` in one commit; its answer gets the seq (None when it changed nothing).
 
         With a ``request_id`` the answer is stored in the same commit, and a call
         that finds one stored (checked under the writers' lock) drops its commit
@@ -120,7 +120,8 @@ class AgentMemory:
                     earlier = self.view.state_get(REQUESTS, request_id)
                     if earlier is not None:
                         raise _Repeated(earlier)
-                answer = {**work(tx), "commit": tx.pending.seq}
+                answer = {**work(tx)}
+                answer["commit"] = tx.pending.seq if tx.changed else None  # None: nothing landed
                 if request_id is not None:
                     self.view.state_set(REQUESTS, request_id, answer)
         except _Repeated as repeated:
