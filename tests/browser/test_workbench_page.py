@@ -200,8 +200,8 @@ def test_keep_latest_per_key(page) -> None:
     tick(page, "Keep latest fact per key", False)
     assert "M1" in tray(page)
     tick(page, "Keep latest fact per key", True)
-    assert reason(page, "M1") == "older_key_version"
-    assert reason(page, "M6") == "store_type"
+    assert reason(page, "M1") == "superseded"
+    assert reason(page, "M6") == "other_kind"
     assert "M1" not in tray(page)
 
 

@@ -31,12 +31,12 @@ const STORE_CHOICES = {
 };
 const REASONS = {
   other_tenant: "another tenant's record (hard filter)",
-  store_type: "not in the chosen memory store",
+  other_kind: "not in the chosen memory store",
   other_scope: "not in the chosen scopes",
   other_tier: "not in the chosen tiers",
   previous_session: "from a previous session",
   too_old: "older than the maximum age",
-  older_key_version: "a newer record has the same key",
+  superseded: "a newer record with the same key still holds",
   no_longer_holds: "no longer holds",
   archived: "archived (not in the chosen tiers)",
   no_lexical_match: "shares no term with the question",
