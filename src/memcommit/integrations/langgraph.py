@@ -30,29 +30,30 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from langgraph.store.base import (
-    BaseStore,
-    GetOp,
-    IndexConfig,
-    Item,
-    ListNamespacesOp,
-    Op,
-    PutOp,
-    Result,
-    SearchItem,
-    SearchOp,
-    TTLConfig,
-    ensure_embeddings,
-    get_text_at_path,
-    tokenize_path,
-    validate_op_namespace,
-)
-from langgraph.store.base.batch import AsyncBatchedBaseStore
-
 import memcommit
 from memcommit.errors import InvalidInput
-from memcommit.integrations import filters, namespaces
+from memcommit.integrations import filters, namespaces, needs
 from memcommit.model import Commit, Memory
+
+with needs("langgraph"):  # the framework: a clear error without its extra
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        IndexConfig,
+        Item,
+        ListNamespacesOp,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+        TTLConfig,
+        ensure_embeddings,
+        get_text_at_path,
+        tokenize_path,
+        validate_op_namespace,
+    )
+    from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 #: The metadata key of a LangGraph item's own fields (key, value, indexed, ttl, vectors).
 MARK = "langgraph"

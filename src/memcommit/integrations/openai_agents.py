@@ -27,13 +27,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agents.memory import SessionABC, SessionSettings
-from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
-
 import memcommit
 from memcommit.compaction import CompactionResult, Compactor
 from memcommit.errors import InvalidInput, StoreClosed
+from memcommit.integrations import needs
 from memcommit.model import Memory, Trace
+
+with needs("openai-agents"):  # the framework: a clear error without its extra
+    from agents.memory import SessionABC, SessionSettings
+    from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
 #: The metadata key of a step's item, and the state namespace of session -> trace.
 MARK = "openai_agents"
