@@ -127,7 +127,7 @@ def test_password_never_shows_in_errors_or_repr():
 
 def test_a_read_only_open_refuses_a_schema_it_would_have_to_write(pg_url, admin):
     url = pg_url()
-    with pytest.raises(InvalidInput, match="not a memcommit store"):
+    with pytest.raises(InvalidInput, match="holds no memcommit store yet: `memcommit init"):
         memcommit.open(url, read_only=True)
     memcommit.open(url).close()
     last = migrations("postgres")[-1][0]
@@ -151,3 +151,4 @@ def test_repr_echoes_the_url_as_typed_with_the_password_masked(pg_url, postgres_
     shown = split_target.__globals__["shown"](secret)
     assert "hunter" not in shown
     assert shown == "postgresql://agent:***@db.example:5432/mem?password=***&schema=s"
+
