@@ -151,4 +151,3 @@ def test_repr_echoes_the_url_as_typed_with_the_password_masked(pg_url, postgres_
     shown = split_target.__globals__["shown"](secret)
     assert "hunter" not in shown
     assert shown == "postgresql://agent:***@db.example:5432/mem?password=***&schema=s"
-

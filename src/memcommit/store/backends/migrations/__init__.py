@@ -75,9 +75,8 @@ def require_current(backend: str, applied: Iterable[int] | None, store: str) -> 
     """
     if applied is None:
         if backend == "postgres":  # an empty database or schema: the usual first step
-            raise InvalidInput(
-                "store", store, "holds no memcommit store yet: `memcommit init --store URL` makes one"
-            )
+            reason = "holds no memcommit store yet: `memcommit init --store URL` makes one"
+            raise InvalidInput("store", store, reason)
         raise InvalidInput("store", store, "is not a memcommit store (it has no schema)")
     done = set(applied)
     refuse_newer(backend, done, store)
