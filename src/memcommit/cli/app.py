@@ -129,6 +129,7 @@ COMMANDS = {
     "supersede": Entry(
         _WRITE, "Replace memory OLD_ID by NEW_ID (Transaction.supersede); OLD_ID stops holding."
     ),
+    "tenants": Entry(_STORE, "List the store's tenants, the names --tenant takes (Store.tenants)."),
     "tiers": Entry(
         "memcommit.cli.tiers_cmds",
         "Working memory: what is in short-term, hits and misses, maintenance, simulation.",
