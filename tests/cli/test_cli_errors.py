@@ -160,6 +160,10 @@ def test_time_forms():
         (["add"], "error: Missing argument 'CONTENT' (see memcommit add --help)"),
         (["add", "x", "--importance", "abc"], "'abc' is not a valid float"),
         (["nope"], "error: No such command 'nope' (see memcommit --help)"),
+        (
+            ["recal"],
+            "error: No such command 'recal'. Did you mean 'recall'? (see memcommit --help)",
+        ),
         (["find", "--kind", "bogus"], "Invalid value for '--kind'"),
     ],
 )
@@ -175,3 +179,9 @@ def test_the_demo_refuses_an_existing_store_before_printing_anything(tmp_path):
     result = run("demo", "--store", str(taken))
     assert result.exit_code == 2 and result.stdout == ""
     assert "must not exist yet" in result.stderr
+
+
+def test_bare_memcommit_prints_its_help_and_succeeds():
+    result = CliRunner().invoke(main, [], prog_name="memcommit")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout.startswith("Usage: memcommit") and "recall" in result.stdout
