@@ -826,10 +826,10 @@ class Snapshot:
         newest (the index's ``latest``). Kept for the last ``now_us`` asked: one
         recall asks many times at one moment.
         """
-        memo = self.__dict__.get("_winners")
+        memo: tuple[int, np.ndarray] | None = self.__dict__.get("_winners")
         if memo is not None and memo[0] == now_us:
             return memo[1]
-        out = self.latest
+        out: np.ndarray = self.latest
         stale = np.flatnonzero(self.latest & self.alive & (self.key >= 0) & ~self.holds(now_us))
         if len(stale):
             out = out.copy()
