@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime, timedelta, timezone
 
@@ -185,3 +186,13 @@ def test_bare_memcommit_prints_its_help_and_succeeds():
     result = CliRunner().invoke(main, [], prog_name="memcommit")
     assert result.exit_code == 0 and result.stderr == ""
     assert result.stdout.startswith("Usage: memcommit") and "recall" in result.stdout
+
+
+def test_json_errors_are_json_too(tmp_path):
+    target = str(tmp_path / "nope" / "x.db")
+    result = CliRunner().invoke(main, ["find", "--store", target, "--json"])
+    assert result.exit_code == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    error = json.loads(line)["error"]
+    assert error["type"] == "InvalidInput" and error["field"] == "store"
+    assert error["value"] == target and "no such store" in error["message"]

@@ -265,7 +265,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def handle_errors(fn: Callable) -> Callable:
-    """Turn user-caused failures into one line on stderr and exit code 1 (unless --debug)."""
+    """Turn user-caused failures into one line on stderr and exit code 1 (unless --debug).
+
+    With ``--json`` the line is JSON too: ``{"error": {"type", "field", "value", "message"}}``.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -277,7 +280,17 @@ def handle_errors(fn: Callable) -> Callable:
             ctx = click.get_current_context()
             if (ctx.find_root().obj or {}).get("debug"):
                 raise
-            click.echo(f"error: {_one_line(exc)}", err=True)
+            if kwargs.get("as_json"):
+                value = getattr(exc, "value", None)
+                error = {
+                    "type": type(exc).__name__,
+                    "field": getattr(exc, "field", None),
+                    "value": None if value is None else str(value),
+                    "message": _one_line(exc),
+                }
+                click.echo(json.dumps({"error": error}, ensure_ascii=False), err=True)
+            else:
+                click.echo(f"error: {_one_line(exc)}", err=True)
             sys.exit(1)
 
     return wrapper
