@@ -14,7 +14,7 @@ import real_store
 from workbench_helpers import open_page, running, settle
 
 import memcommit
-from memcommit.recall import recall
+from memcommit.recall import Words, recall
 from memcommit.workbench import StoreSource, make_server
 
 VIEWPORTS = {"desk": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
@@ -142,5 +142,33 @@ def test_the_selection_is_the_agents_recall(browser, real) -> None:
         shown = pg.evaluate("state.selection.selected")
         agent = recall(store, real_store.QUESTION, tenant="acme", now=real_store.NOW)
         assert shown == [m.id for m in agent.selected]
+    finally:
+        ctx.close()
+
+
+@pytest.mark.browser
+def test_the_selection_is_recall_with_the_settings_on_screen(browser, real) -> None:
+    url, store, _ = real
+    ctx = browser.new_context(viewport=VIEWPORTS["phone"])
+    try:
+        pg = ctx.new_page()
+        ask(pg, url)
+        # every setting recall() is given below is set here, whatever the page starts from
+        pg.get_by_label("Context word budget", exact=True).fill("120")
+        pg.get_by_label("Maximum retrieved records", exact=True).fill("10")
+        pg.get_by_label("Keep latest fact per key", exact=True).check()
+        pg.get_by_label("Scorer", exact=True).select_option("tfidf")
+        settle(pg)
+        pg.get_by_role("button", name="Pause", exact=True).click()
+        while pg.evaluate("document.body.dataset.stage") != "3":
+            pg.get_by_role("button", name="Next stage", exact=True).click()
+        shown = [pg.locator("#tray li[data-id]").nth(i).get_attribute("data-id")
+                 for i in range(pg.locator("#tray li[data-id]").count())]  # fmt: skip
+        page = recall(
+            store, real_store.QUESTION, tenant="acme", now=real_store.NOW, budget=Words(120),
+            max_records=10, latest_per_key=True, scorer="tfidf",
+        )  # fmt: skip
+        assert shown and shown == [m.id for m in page.selected]
+        assert page.selected[0].always  # the correction loads first, outside the budget
     finally:
         ctx.close()
