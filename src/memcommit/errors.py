@@ -91,18 +91,25 @@ class ScorerError(MemcommitError):
 class HookError(MemcommitError):
     """An on_commit subscriber or a deferred function raised after its commit landed.
 
-    The commit landed: ``commit`` is it, and retrying would make it twice.
-    Every hook still ran; ``errors`` holds what each failing one raised, in the
-    order they ran, and the first is also the ``__cause__``.
+    The commit landed: ``commit`` is it, and retrying would make it twice
+    (None when the block changed nothing, so nothing landed, and its deferred
+    functions ran all the same). Every hook still ran; ``errors`` holds what
+    each failing one raised, in the order they ran, and the first is also the
+    ``__cause__``.
     """
 
     def __init__(self, commit: Any, errors: Sequence[BaseException]) -> None:
         self.commit = commit
         self.errors = tuple(errors)
         first = self.errors[0] if self.errors else None
+        what = (
+            "a commit block that changed nothing ended"
+            if commit is None
+            else f"commit {commit.seq} ({commit.id}) landed"
+        )
         super().__init__(
-            f"commit {commit.seq} ({commit.id}) landed, but {len(self.errors)} hook(s)"
-            f" raised; the first: {type(first).__name__}: {first}"
+            f"{what}, but {len(self.errors)} hook(s) raised;"
+            f" the first: {type(first).__name__}: {first}"
         )
 
 

@@ -106,11 +106,12 @@ def everything(store) -> Any:
             "head": asdict(head) if head else None,
             "histories": {i: [asdict(m) for m in store.history(i)] for i in ids},
             "traces": [asdict(t) for t in store.traces()],
-            "as_of_1": [asdict(m) for m in store.find(live=False, as_of=1)],
+            # (no commit at all when every block changed nothing)
+            "as_of_1": [asdict(m) for m in store.find(live=False, as_of=1)] if head else None,
             "live": [asdict(m) for m in store.find()],
             "usage": {k: asdict(u) for k, u in store.usage().items()},
             "state": store.state_get("tiers", "stats"),
             "tenants": store.tenants(),
-            "diff": [asdict(c) for c in store.diff(1, head.seq)],
+            "diff": [asdict(c) for c in store.diff(1, head.seq)] if head else None,
         }
     )

@@ -23,7 +23,9 @@ def update_expecting(target: str, options: dict[str, Any], memory_id: str, versi
         barrier.wait()
         try:
             with store.commit(message=f"rival {worker}") as tx:
-                tx.update(memory_id, expected_version=version, content=f"written by {worker}")
+                # new text every round: a rival rewriting what already holds would change nothing
+                tx.update(memory_id, expected_version=version,
+                          content=f"written by {worker} over version {version}")  # fmt: skip
         except memcommit.errors.Conflict:
             return "conflict"
     return "won"

@@ -76,7 +76,7 @@ def test_rival_updates_with_an_expected_version_have_exactly_one_winner(shared):
                 assert sorted(outcomes) == ["conflict"] * (rivals - 1) + ["won"], round_
                 now = store.get(m.id)
                 assert now.version == version + 1
-                assert now.content == f"written by {outcomes.index('won')}"
+                assert now.content == f"written by {outcomes.index('won')} over version {version}"
         assert [v.version for v in store.history(m.id)] == [1, 2, 3, 4]
         assert store.check().ok
 

@@ -127,7 +127,7 @@ def test_password_never_shows_in_errors_or_repr():
 
 def test_a_read_only_open_refuses_a_schema_it_would_have_to_write(pg_url, admin):
     url = pg_url()
-    with pytest.raises(InvalidInput, match="not a memcommit store"):
+    with pytest.raises(InvalidInput, match="holds no memcommit store yet: `memcommit init"):
         memcommit.open(url, read_only=True)
     memcommit.open(url).close()
     last = migrations("postgres")[-1][0]
@@ -138,3 +138,16 @@ def test_a_read_only_open_refuses_a_schema_it_would_have_to_write(pg_url, admin)
     memcommit.open(url).close()  # a read-write open applies it again
     with memcommit.open(url, read_only=True) as reader:
         assert reader.backend.applied_migrations()[-1] == last and reader.check().ok
+
+
+def test_repr_echoes_the_url_as_typed_with_the_password_masked(pg_url, postgres_server):
+    url = pg_url()
+    with memcommit.open(url) as store:
+        assert repr(store) == f"<memcommit.Store {url!r} open>"  # no connect_timeout added
+    schema = schema_of(url)
+    with memcommit.open(postgres_server, schema=schema) as store:
+        assert repr(store) == f"<memcommit.Store '{postgres_server} (schema {schema})' open>"
+    secret = "postgresql://agent:hunter2@db.example:5432/mem?password=hunter3&schema=s"
+    shown = split_target.__globals__["shown"](secret)
+    assert "hunter" not in shown
+    assert shown == "postgresql://agent:***@db.example:5432/mem?password=***&schema=s"

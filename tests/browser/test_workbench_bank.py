@@ -123,15 +123,15 @@ def test_latest_per_key_excludes_older_even_when_newer_is_filtered(bank: BankSou
     kept = ask(bank, base, latest=0)
     latest = ask(bank, base, latest=1)
     assert "M1" in kept["selected"]  # the stale limit, when every key version competes
-    assert reasons(latest)["M1"] == "older_key_version"
-    assert reasons(latest)["M6"] == "store_type"  # the newer one is filtered out as well
+    assert reasons(latest)["M1"] == "superseded"
+    assert reasons(latest)["M6"] == "other_kind"  # the newer one is filtered out as well
     assert "M1" not in latest["selected"]
 
 
 def test_latest_per_key_never_crosses_tenants(bank: BankSource) -> None:
     # M10 (Team B) shares M2's key and is newer; Team A's M2 must not be affected.
     result = ask(bank, PROCEDURE, store="semantic", max_age=1000, latest=1, budget=100)
-    assert reasons(result)["M2"] != "older_key_version"
+    assert reasons(result)["M2"] != "superseded"
 
 
 def test_zero_overlap_question_selects_nothing_and_says_why(bank: BankSource) -> None:

@@ -143,7 +143,7 @@ def test_a_store_that_would_need_a_write_is_refused_untouched(
 def test_a_postgresql_store_is_opened_read_only_and_never_created(postgres_server) -> None:
     schema = f"wb_{uuid.uuid4().hex[:12]}"
     url = f"{postgres_server}?schema={schema}"
-    with pytest.raises(InvalidInput, match="not a memcommit store"):
+    with pytest.raises(InvalidInput, match="holds no memcommit store yet"):
         open_source(url)  # a missing store is refused, not created
     with psycopg.connect(postgres_server) as conn:
         created = conn.execute(

@@ -200,8 +200,8 @@ def test_keep_latest_per_key(page) -> None:
     tick(page, "Keep latest fact per key", False)
     assert "M1" in tray(page)
     tick(page, "Keep latest fact per key", True)
-    assert reason(page, "M1") == "older_key_version"
-    assert reason(page, "M6") == "store_type"
+    assert reason(page, "M1") == "superseded"
+    assert reason(page, "M6") == "other_kind"
     assert "M1" not in tray(page)
 
 
@@ -367,7 +367,7 @@ def test_honest_caveats_are_on_the_page(page) -> None:
         "Zero lexical matches are excluded",
     ):
         assert phrase in text
-    assert "the store is never modified" in page.locator(".caveats").text_content()
+    assert "the store is never modified" in page.locator(".caveats.bank-only").text_content()
 
 
 def test_phone_width_scrolls_by_keyboard_and_stays_readable(browser, bank_url) -> None:

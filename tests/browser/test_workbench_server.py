@@ -44,6 +44,13 @@ def test_page_and_assets_are_served_with_a_strict_policy(bank_url: str) -> None:
         assert status == 200 and kind in headers["Content-Type"]
 
 
+def test_the_favicon_browsers_ask_for_is_there(bank_url: str) -> None:
+    status, headers, body = get(bank_url, "/favicon.ico")
+    assert status == 200 and headers["Content-Type"].startswith("image/svg+xml")
+    assert body == get(bank_url, "/static/favicon.svg")[2] and body.startswith(b"<svg")
+    assert b'rel="icon" href="/static/favicon.svg"' in get(bank_url, "/")[2]
+
+
 @pytest.mark.parametrize(
     "path",
     [

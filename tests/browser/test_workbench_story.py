@@ -297,7 +297,7 @@ def test_reasons_are_readable_in_the_panels_and_the_notebook(calm) -> None:
     for panel in ("#baseline-panel", "#current-panel"):
         text = visible_text(calm, panel)
         assert expected in text, panel
-        assert "store_type" not in text and "other_tenant" not in text and "over_budget" not in text
+        assert "other_kind" not in text and "other_tenant" not in text and "over_budget" not in text
     assert "Excluded: " + expected in control(calm, "Notebook").input_value()
 
 

@@ -23,4 +23,4 @@ def test_the_closing_commands_show_the_demo_data(tmp_path):
     assert log.exit_code == find.exit_code == recall.exit_code == 0
     assert "learn the project" in log.stdout and "7 commits" in log.stdout
     assert "11 memories in tenant 'acme'" in find.stdout
-    assert "2 selected" in recall.stdout and "older_key_version" in recall.stdout
+    assert "2 selected" in recall.stdout and "superseded" in recall.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime, timedelta, timezone
 
@@ -160,6 +161,10 @@ def test_time_forms():
         (["add"], "error: Missing argument 'CONTENT' (see memcommit add --help)"),
         (["add", "x", "--importance", "abc"], "'abc' is not a valid float"),
         (["nope"], "error: No such command 'nope' (see memcommit --help)"),
+        (
+            ["recal"],
+            "error: No such command 'recal'. Did you mean 'recall'? (see memcommit --help)",
+        ),
         (["find", "--kind", "bogus"], "Invalid value for '--kind'"),
     ],
 )
@@ -192,3 +197,19 @@ def test_an_out_of_range_time_form_is_one_line_naming_the_option_and_range(
     db, args, option, range_
 ):
     one_line_error(run(*args, "--store", db), option, range_)
+
+
+def test_bare_memcommit_prints_its_help_and_succeeds():
+    result = CliRunner().invoke(main, [], prog_name="memcommit")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout.startswith("Usage: memcommit") and "recall" in result.stdout
+
+
+def test_json_errors_are_json_too(tmp_path):
+    target = str(tmp_path / "nope" / "x.db")
+    result = CliRunner().invoke(main, ["find", "--store", target, "--json"])
+    assert result.exit_code == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    error = json.loads(line)["error"]
+    assert error["type"] == "InvalidInput" and error["field"] == "store"
+    assert error["value"] == target and "no such store" in error["message"]

@@ -53,7 +53,7 @@ SIMULATE = ["tiers", "simulate", "--synthetic", "zipf", "--requests", "20000", "
 
 
 def test_a_terminal_sees_the_bars(db, tmp_path):
-    assert "replaying 20000 requests" in at_a_terminal(*SIMULATE, "--policy", "lru")
+    assert "replaying 20,000 requests" in at_a_terminal(*SIMULATE, "--policy", "lru")
     assert "exporting" in at_a_terminal("export", str(tmp_path / "out.jsonl"), "--store", db)
 
 

@@ -160,3 +160,17 @@ def test_updating_a_memory_into_a_correction_makes_it_always_load(cli):
     assert cli.json("update", mid, "--kind", "correction")["memory"]["always"] is True
     kept = cli.json("update", mid, "--content", "Deploys need two reviewers", "--not-always")
     assert kept["memory"]["always"] is False
+
+
+def test_writes_that_change_nothing_say_so_and_commit_nothing(cli):
+    mid = added(cli, "The user prefers tea", importance="0.5")
+    head = cli.json("log")[0]["seq"]
+    restored = cli("restore", mid).stdout  # not archived: nothing to bring back
+    assert "unchanged, still version 1" in restored and "nothing was committed" in restored
+    same = cli.json("update", mid, "--content", "The user prefers tea", "--importance", "0.5")
+    assert same["commit"] is None and same["memory"]["version"] == 1
+    assert cli.json("log")[0]["seq"] == head
+    assert [v["version"] for v in cli.json("history", mid)] == [1]
+    moved = cli.json("update", mid, "--content", "The user prefers tea", "--importance", "0.8")
+    assert moved["commit"]["seq"] == head + 1 and moved["memory"]["version"] == 2
+    assert cli.json("show", str(head + 1))["changes"][0]["detail"] == {"fields": ["importance"]}

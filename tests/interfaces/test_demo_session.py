@@ -23,7 +23,7 @@ def run_demo(path) -> str:
 def test_the_session_commits_supersedes_compacts_and_recalls(tmp_path):
     path = tmp_path / "demo.db"
     out = run_demo(path)
-    assert "holds: True" in out and "Now it is superseded" in out
+    assert " held: " in out and "Now it is replaced by" in out
     assert "Compacted 1 trace" in out and "4 steps archived" in out
     assert "## corrections" in out and "Never rerun a flaky checkout test blindly" in out
     assert "store.check(): ok" in out
@@ -60,7 +60,7 @@ def test_the_demo_prints_its_figures_as_json(tmp_path):
     result = CliRunner().invoke(main, ["demo", "--json", "--store", str(tmp_path / "j.db")])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
-    assert figures["poolsplit"]["type_loads"]["skill"] == {"one_budget": 0, "pools": 8}
+    assert figures["poolsplit"]["type_loads"]["procedure"] == {"one_budget": 0, "pools": 8}
     assert figures["poolsplit"]["correction_after_burst"]["24"] == {
         "one_budget": False,
         "pools": True,

@@ -26,8 +26,8 @@ def test_demo_counts_type_loads_and_the_crowded_out_correction():
     out = result.output
     # type, memories, one budget, pools + always-scope
     assert row(out, "fact") == ["fact", "8", "8 / 8", "8 / 8"]
-    assert row(out, "skill") == ["skill", "4", "0 / 8", "8 / 8"]
-    assert row(out, "growth") == ["growth", "3", "0 / 8", "8 / 8"]
+    assert row(out, "procedure") == ["procedure", "4", "0 / 8", "8 / 8"]
+    assert row(out, "note") == ["note", "3", "0 / 8", "8 / 8"]
     assert row(out, "correction") == ["correction", "1", "2 / 8", "8 / 8"]
     # fresh memories, one budget: correction loaded, pools + always-scope: correction loaded
     assert row(out, "0") == ["0", "yes", "yes"]

@@ -36,7 +36,7 @@ def test_recall_json_and_explain(tmp_path, now):
     assert [s["id"] for s in data["selected"]] == ["M4", "M7"]
     assert {r["id"] for r in data["rows"]} == {"M1", "M2", "M3", "M4", "M5", "M7", "M9"}
     result = runner.invoke(main, [*args, "--explain"])
-    assert result.exit_code == 0 and "store_type" in result.output
+    assert result.exit_code == 0 and "other_kind" in result.output
 
 
 def test_bad_budget_is_one_line(tmp_path, now):

@@ -162,7 +162,7 @@ def test_pools_cannot_reserve_more_than_the_budget(seed):
 
 def test_kinds_no_pool_draws_are_filtered(seed):
     ctx = seed(Q_PROCEDURE, pools=[poolsplit.Pool("p", 100, 5, ("procedure",))])
-    assert row(ctx, "M3").reason == "store_type"
+    assert row(ctx, "M3").reason == "other_kind"
 
 
 def _correction(store, now, *, id="C1", always=True):
@@ -186,7 +186,7 @@ def test_always_memories_load_even_when_no_pool_draws_their_kind(bank, seed, now
     assert row(ctx, "C1").outcome == "selected" and row(ctx, "C1").pool == "always"
     assert ctx.used["always"] == 7  # outside every cap; the caller's pool keeps its room
     assert [m.id for m in ctx.pools["procedures"]] == ["M4"]
-    assert row(ctx, "C2").reason == "store_type"  # a contextual correction: no pool draws it
+    assert row(ctx, "C2").reason == "other_kind"  # a contextual correction: no pool draws it
     # a pool that draws corrections loads it itself; "always" is there when kinds are left out
     ctx = seed(Q_PROCEDURE, pools=[poolsplit.Pool("all", 11, 1)])
     assert list(ctx.pools) == ["all"] and ctx.pools["all"][0].id == "C1"
@@ -198,7 +198,7 @@ def test_always_memories_load_even_when_no_pool_draws_their_kind(bank, seed, now
 def test_the_kinds_filter_still_applies_to_always_memories(bank, seed, now):
     _correction(bank, now)
     ctx = seed(Q_PROCEDURE, kinds=["procedure"], pools=[poolsplit.Pool("p", 11, 1)])
-    assert row(ctx, "C1").reason == "store_type" and "C1" not in selected(ctx)
+    assert row(ctx, "C1").reason == "other_kind" and "C1" not in selected(ctx)
     # filters other than the pools' kinds still apply: a correction of another session
     procedures = [poolsplit.Pool("p", 11, 1, ("procedure",))]
     ctx = seed(Q_PROCEDURE, session="s9", include_previous_sessions=False, pools=procedures)

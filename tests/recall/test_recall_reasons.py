@@ -23,11 +23,11 @@ APP_JS = Path(memcommit.__file__).parent / "workbench" / "static" / "app.js"
 
 def test_the_reasons_keep_their_strings_and_their_pipeline_order():
     assert REASONS == (
-        "store_type",
+        "other_kind",
         "other_scope",
         "previous_session",
         "too_old",
-        "older_key_version",
+        "superseded",
         "no_longer_holds",
         "archived",
         "other_tier",

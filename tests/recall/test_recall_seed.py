@@ -103,14 +103,14 @@ def test_memory_store_chooses_one_kind(seed, store_name, kind):
     ctx = seed(Q_INCIDENT, kinds=[store_name])
     for r in ctx.rows:
         if r.memory.kind != kind:
-            assert r.reason == "store_type" and r.stage == "filters"
+            assert r.reason == "other_kind" and r.stage == "filters"
         else:
-            assert r.reason != "store_type"
+            assert r.reason != "other_kind"
 
 
 def test_all_stores(seed):
     ctx = seed(Q_INCIDENT, kinds=["all"])
-    assert not [r for r in ctx.rows if r.reason == "store_type"]
+    assert not [r for r in ctx.rows if r.reason == "other_kind"]
 
 
 def test_include_previous_sessions_admits_older_conversations(seed):
@@ -123,7 +123,7 @@ def test_include_previous_sessions_admits_older_conversations(seed):
 
 def test_latest_per_key_excludes_the_older_record(seed):
     ctx = seed("database timeout seconds", kinds=["semantic"], latest_per_key=True)
-    assert row(ctx, "M1").reason == "older_key_version"
+    assert row(ctx, "M1").reason == "superseded"
     assert "M2" in selected(ctx)
 
 
@@ -136,7 +136,7 @@ def test_latest_per_key_holds_even_when_the_newer_record_is_filtered(seed):
         include_previous_sessions=False,
     )
     assert row(ctx, "M2").reason == "previous_session"
-    assert row(ctx, "M1").reason == "older_key_version"  # never resurrected
+    assert row(ctx, "M1").reason == "superseded"  # never resurrected
     assert selected(ctx) == []
     without = seed(
         "database timeout seconds",

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 import memcommit
-from memcommit.errors import BackendError, Unavailable
+from memcommit.errors import BackendError, InvalidInput, Unavailable
 
 
 @pytest.fixture
@@ -66,9 +66,11 @@ def test_two_current_versions(path):
     assert "current" in broken(path, "UPDATE versions SET end_seq = NULL")
 
 
-def test_unreachable_file_is_unavailable(tmp_path):
-    with pytest.raises(Unavailable):
+def test_a_store_in_a_missing_folder_is_bad_input(tmp_path):
+    with pytest.raises(InvalidInput) as err:  # the user named it wrongly; nothing is created
         memcommit.open(tmp_path / "no" / "such" / "dir" / "x.db")
+    assert err.value.field == "store" and "does not exist" in str(err.value)
+    assert not (tmp_path / "no").exists()
     assert issubclass(Unavailable, BackendError)
 
 

@@ -168,7 +168,7 @@ def test_tiers_archive_restore_move_page_in(store):
     assert store.get(m.id).version == 6
     with store.commit() as tx:
         same = tx.move(m.id, "short")  # already there: no change, no version
-    assert same.version == 6 and tx.result.changes == ()
+    assert same.version == 6 and tx.result is None  # a block that changed nothing lands nothing
     with pytest.raises(InvalidInput), store.commit() as tx:
         tx.move(m.id, "attic")
 
@@ -216,8 +216,10 @@ def test_given_id_must_be_new(store):
 
 
 def test_nested_commit_is_refused(store):
-    with store.commit() as tx, pytest.raises(InvalidInput), store.commit():
-        pass
+    with store.commit() as tx:
+        tx.add("outer")
+        with pytest.raises(InvalidInput), store.commit():
+            pass
     assert tx.result.seq == 1
 
 
@@ -276,5 +278,29 @@ def test_the_message_can_be_set_inside_the_block(store):
     with pytest.raises(InvalidInput):
         tx.message = "too late"
     with store.commit(message="draft") as tx:  # the older way keeps working
+        tx.add("y")
         tx.pending = replace(tx.pending, message="replaced")
     assert store.head.message == "replaced"
+
+
+def test_a_block_that_changes_nothing_lands_nothing(store):
+    with store.commit(message="first") as tx:
+        m = tx.add("tea", importance=0.5)
+    seen = []
+    store.on_commit(seen.append)
+    ran = []
+    with store.commit(message="no-op") as tx:
+        store.defer(lambda: ran.append("deferred"))
+        same = tx.update(m.id, content="tea", importance=0.5)  # every field already holds
+        tx.restore(m.id)  # not archived
+        tx.move(m.id, "short")
+        store.state_set("notes", "k", {"kept": True})  # state is not a change: it stays
+    assert same == m and tx.result is None
+    assert store.head_seq == 1 and [c.message for c in store.log()] == ["first"]
+    assert seen == [] and ran == ["deferred"]
+    assert store.state_get("notes", "k") == {"kept": True}
+    with store.commit(message="second") as tx:
+        tx.update(m.id, content="tea", importance=0.9)
+    assert tx.result.seq == 2 and tx.result.parent == store.show(1).id  # no gap in the log
+    assert tx.result.changes[0].detail == {"fields": ["importance"]}
+    assert [c.message for c in seen] == ["second"]

@@ -57,8 +57,9 @@ def test_touch_then_working_and_stats(db):
 def test_touch_reports_unknown_ids_and_fails(db):
     path, ids = db
     out = run("tiers", "touch", ids[4], "nope", "--store", path, "--json", code=1)
-    assert "nope" in out.output
-    assert json.loads(out.output.split("\nerror")[0])["hits"] == [ids[4]]
+    touched, _, error = out.output.rpartition('\n{"error"')  # --json: the error is JSON too
+    assert json.loads(touched)["hits"] == [ids[4]]
+    assert json.loads('{"error"' + error)["error"]["field"] == "ids" and "nope" in error
 
 
 def test_maintain_promotes_and_evicts(db):

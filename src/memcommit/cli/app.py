@@ -9,6 +9,7 @@ records and warnings stay out of the terminal unless ``--verbose`` asks for them
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import logging
@@ -129,6 +130,7 @@ COMMANDS = {
     "supersede": Entry(
         _WRITE, "Replace memory OLD_ID by NEW_ID (Transaction.supersede); OLD_ID stops holding."
     ),
+    "tenants": Entry(_STORE, "List the store's tenants, the names --tenant takes (Store.tenants)."),
     "tiers": Entry(
         "memcommit.cli.tiers_cmds",
         "Working memory: what is in short-term, hits and misses, maintenance, simulation.",
@@ -153,6 +155,25 @@ class CommandLine(LazyGroup):
     Click prints a usage error as the usage, a hint and the error on three lines;
     here it is ``error: ...`` on one line that names the command's --help.
     """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Bare ``memcommit`` is a question, not a mistake: the help, and exit code 0."""
+        if not args:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """A mistyped command gets the nearest one ("recal": did you mean 'recall'?)."""
+        name = args[0] if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            if near:
+                # as click words it for an eager group (a lazy one has no commands to compare)
+                raise click.UsageError(f"No such command {name!r}. Did you mean {near[0]!r}?", ctx)
+        return super().resolve_command(ctx, args)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -244,7 +265,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def handle_errors(fn: Callable) -> Callable:
-    """Turn user-caused failures into one line on stderr and exit code 1 (unless --debug)."""
+    """Turn user-caused failures into one line on stderr and exit code 1 (unless --debug).
+
+    With ``--json`` the line is JSON too: ``{"error": {"type", "field", "value", "message"}}``.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -256,7 +280,17 @@ def handle_errors(fn: Callable) -> Callable:
             ctx = click.get_current_context()
             if (ctx.find_root().obj or {}).get("debug"):
                 raise
-            click.echo(f"error: {_one_line(exc)}", err=True)
+            if kwargs.get("as_json"):
+                value = getattr(exc, "value", None)
+                error = {
+                    "type": type(exc).__name__,
+                    "field": getattr(exc, "field", None),
+                    "value": None if value is None else str(value),
+                    "message": _one_line(exc),
+                }
+                click.echo(json.dumps({"error": error}, ensure_ascii=False), err=True)
+            else:
+                click.echo(f"error: {_one_line(exc)}", err=True)
             sys.exit(1)
 
     return wrapper

@@ -24,8 +24,8 @@ from poolsplit import Pool, retrieve, retrieve_pools
 
 DEMO_NOW = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)
 
-PRIORITY = {"fact": 8, "decision": 7, "event": 5, "skill": 4, "growth": 2, "correction": 9}
-TYPE_ORDER = ("fact", "decision", "skill", "growth", "correction")
+PRIORITY = {"fact": 8, "decision": 7, "event": 5, "procedure": 4, "note": 2, "correction": 9}
+TYPE_ORDER = ("fact", "decision", "procedure", "note", "correction")
 
 # (type, days old, tags, content): one agent's memory of a checkout service.
 MEMORIES = [
@@ -48,27 +48,27 @@ MEMORIES = [
     ("decision", 35, ["infra"], "Deploys use the release pipeline with a 5 percent canary first."),
     ("decision", 60, ["payments"], "Refund emails are sent by notifications, not by checkout."),
     (
-        "skill",
+        "procedure",
         22,
         ["database"],
         "Dry-run a migration: make migrate-dry ENV=staging, read the plan.",
     ),
     (
-        "skill",
+        "procedure",
         45,
         ["payments"],
         "Replay a webhook: stripe events resend <id> --webhook-endpoint local.",
     ),
     (
-        "skill",
+        "procedure",
         28,
         ["latency"],
         "Profile a slow endpoint: enable pprof with the debug flag for 30 s.",
     ),
-    ("skill", 14, ["infra"], "Roll back a deploy: release rollback checkout --to previous."),
-    ("growth", 8, ["process"], "I rush to a fix before reproducing the bug: reproduce first."),
-    ("growth", 26, ["oncall"], "I forget the runbook after incidents: update it the same day."),
-    ("growth", 33, ["process"], "I over-explain in pull requests: lead with the change."),
+    ("procedure", 14, ["infra"], "Roll back a deploy: release rollback checkout --to previous."),
+    ("note", 8, ["process"], "I rush to a fix before reproducing the bug: reproduce first."),
+    ("note", 26, ["oncall"], "I forget the runbook after incidents: update it the same day."),
+    ("note", 33, ["process"], "I over-explain in pull requests: lead with the change."),
 ]
 CORRECTION = (
     "correction",
@@ -93,8 +93,8 @@ BURSTS = (0, 3, 6, 12, 24)
 ONE_BUDGET = Pool("context", max_tokens=240, max_entries=6)
 POOLS = [
     Pool("knowledge", max_tokens=160, max_entries=4, types=("fact", "decision", "event")),
-    Pool("skills", max_tokens=50, max_entries=1, types=("skill",)),
-    Pool("growth", max_tokens=30, max_entries=1, types=("growth",)),
+    Pool("procedures", max_tokens=50, max_entries=1, types=("procedure",)),
+    Pool("notes", max_tokens=30, max_entries=1, types=("note",)),
     Pool("corrections", max_tokens=0, max_entries=0, types=("correction",)),
 ]
 
@@ -106,7 +106,7 @@ def memory(n: int, kind: str, days: float, tags: list[str], content: str) -> dic
         "type": kind,
         "content": content,
         "tags": tags,
-        "project": None if kind in ("skill", "growth") else "checkout",
+        "project": None if kind in ("procedure", "note") else "checkout",
         "base_priority": PRIORITY[kind],
         "created": (DEMO_NOW - timedelta(days=days)).isoformat(),
     }
@@ -165,7 +165,7 @@ def poolsplit_story(out: Console) -> dict:
     out.rule("[bold]Reserved pools and corrections that always load[/bold]")
     out.print(
         f"An agent's memory of a checkout service: {len(MEMORIES) + 1} memories. "
-        "Facts and decisions score high; skills, growth notes and one old correction "
+        "Facts and decisions score high; procedures, notes and one old correction "
         f"score lower. {len(QUERIES)} queries, each packed into the same total budget "
         f"({ONE_BUDGET.max_tokens} tokens, {ONE_BUDGET.max_entries} memories)."
     )

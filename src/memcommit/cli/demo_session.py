@@ -17,6 +17,7 @@ from rich.table import Table
 
 import memcommit
 from memcommit.cli.ids import short_ids
+from memcommit.cli.tables import count
 from memcommit.compaction import Compactor
 from memcommit.recall import Words
 from memcommit.tiers import LRU, TieredMemory
@@ -88,8 +89,8 @@ def session_story(out: Console, target: str) -> dict:
 
         then = agent.get(old.id, as_of=learned)
         out.print(
-            f"As of commit {learned.seq}, {old.id} holds: {then.holds()} - {then.content!r}\n"
-            f"Now it is {agent.get(old.id).status}, superseded by {new.id}: {new.content!r}"
+            f"As of commit {learned.seq}, {old.id} {'held' if then.holds() else 'no longer held'}:"
+            f" {then.content!r}\nNow it is replaced by {new.id}: {new.content!r}"
         )
 
         out.rule("[bold]Working memory: a cache over the store[/bold]")
@@ -100,8 +101,9 @@ def session_story(out: Console, target: str) -> dict:
         used = [facts["db.engine"].id, steps[1].id, old.id]
         result = tiers.touch(used)
         out.print(
-            f"The agent used 3 memories: {len(result.hits)} hit in short-term, "
-            f"{len(result.warm_hits)} warm hit, {len(result.misses)} miss "
+            f"The agent used 3 memories: {count(len(result.hits), 'hit')} in short-term, "
+            f"{count(len(result.warm_hits), 'warm hit')}, "
+            f"{count(len(result.misses), 'miss', 'misses')} "
             f"({len(result.paged_in)} paged back in from the archive; the superseded "
             "fact no longer holds and stays out)."
         )

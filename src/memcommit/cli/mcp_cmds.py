@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from memcommit.cli.app import handle_errors, main, store_option, tenant_option
@@ -41,4 +43,10 @@ def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
         raise click.ClickException(
             f'the MCP server needs the "mcp" extra: pip install "memcommit[mcp]" ({exc})'
         ) from exc
+    if not http and sys.stdin.isatty():  # a person, not a client: say what this is
+        click.echo(
+            f"memcommit MCP server for tenant {tenant!r} on stdio: an MCP client (your agent)"
+            " starts it and talks to it over stdin and stdout; Ctrl-C stops it.",
+            err=True,
+        )
     serve(store_target, tenant=tenant, http=http, port=port)

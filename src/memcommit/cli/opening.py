@@ -33,6 +33,9 @@ def require_file(target: str, *, field: str = "store") -> None:
     if path is None:
         return
     if not os.path.exists(path):
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise InvalidInput(field, target, f"no such store, and no folder {folder!r} for one")
         raise InvalidInput(
             field, target, f"no such store (memcommit init --store {target} creates one)"
         )

@@ -171,11 +171,12 @@ def recall_cmd(
     memory of the tenant with its cosine, score, outcome and the reason it was
     left out. Recall only reads: no use counts change.
 
-    The latest fact wins by default: of the tenant's memories sharing a --key,
-    only the newest (by creation time) competes; older ones are excluded as
-    older_key_version, even when a filter also excludes the newest. History
-    keeps them, and --as-of reads the store as it was, when the older fact
-    was still the newest. --every-key-version lets every version compete.
+    The newest fact that still holds wins by default: of the tenant's memories
+    sharing a --key, the newest one that holds competes; older ones are
+    excluded as superseded, even when a filter also excludes the newest, and
+    invalidating the newest brings the one before it back. History keeps
+    them, and --as-of reads the store as it was, when the older fact was
+    still the newest. --every-key-version lets every version compete.
 
     Example:
 

@@ -7,6 +7,8 @@ Each command opens the store, calls one library method through a tenant view
 from __future__ import annotations
 
 import dataclasses
+import difflib
+from typing import Any
 
 import click
 from rich.table import Table
@@ -29,9 +31,13 @@ from memcommit.cli.tables import (
     commit_table,
     count,
     memory_table,
+    preview,
     when,
 )
 from memcommit.model import KINDS, TIERS
+
+#: Characters of a memory's text that an add's default commit message quotes.
+ADD_PREVIEW = 48
 
 
 def as_of_option(fn):
@@ -76,7 +82,7 @@ def init_cmd(store_target: str, as_json: bool) -> None:
     is_flag=True,
     help="Always load it (implied by --kind correction: a correction always loads).",
 )
-@click.option("--message", "-m", default="", help="Commit message.")
+@click.option("--message", "-m", help='Commit message (default: add "the content").')
 @click.option("--author", default="cli", show_default=True, help="Commit author.")
 @tenant_option
 @store_option
@@ -84,7 +90,7 @@ def init_cmd(store_target: str, as_json: bool) -> None:
 @handle_errors
 def add_cmd(
     content: str, kind: str, scope: str, session: str | None, key: str | None, importance: float,
-    tags: tuple[str, ...], tier: str, always: bool, message: str, author: str, tenant: str,
+    tags: tuple[str, ...], tier: str, always: bool, message: str | None, author: str, tenant: str,
     store_target: str, as_json: bool,
 ) -> None:  # fmt: skip
     """Add one memory in a commit of its own (Transaction.add).
@@ -93,9 +99,10 @@ def add_cmd(
 
         memcommit add "The user prefers tea" --kind fact --key drink -m "noted a preference"
     """
+    text = message if message is not None else f'add {kind} "{preview(content, ADD_PREVIEW)}"'
     with (
         opened(store_target, tenant, create=True) as view,
-        view.commit(message=message, author=author) as tx,
+        view.commit(message=text, author=author) as tx,
     ):
         m = tx.add(
             content, kind=kind, scope=scope, session=session, key=key, importance=importance,
@@ -160,18 +167,20 @@ def find_cmd(
 
         memcommit find --kind fact --scope planner --limit 20
     """
-    with opened(store_target, tenant) as view:
+    with opened(store_target) as store:
+        view = store.tenant(tenant)
         found = view.find(
             kinds=kinds or None, scopes=scopes or None, sessions=sessions or None, key=key,
             tiers=tiers or None, trace=trace, live=not everything, limit=limit,
             as_of=resolve_as_of(view, as_of_text),
         )  # fmt: skip
+        hint = "" if found else unknown_tenant(store, tenant)
     if as_json:
         print_json(found)
         return
     out = console()
     out.print(memory_table(found, wide=wide))
-    out.print(f"{count(len(found), 'memory', 'memories')} in tenant {tenant!r}")
+    out.print(f"{count(len(found), 'memory', 'memories')} in tenant {tenant!r}{hint}")
 
 
 @main.command("log")
@@ -192,14 +201,50 @@ def log_cmd(
 
         memcommit log --limit 10
     """
-    with opened(store_target, tenant) as view:
+    with opened(store_target) as store:
+        view = store.tenant(tenant)
         commits = view.log(limit=limit, as_of=resolve_as_of(view, as_of_text))
+        hint = "" if commits else unknown_tenant(store, tenant)
     if as_json:
         print_json(commits)
         return
     out = console()
     out.print(commit_table(commits, wide=wide))
-    out.print(f"{count(len(commits), 'commit')} that change tenant {tenant!r}")
+    out.print(f"{count(len(commits), 'commit')} that change tenant {tenant!r}{hint}")
+
+
+def unknown_tenant(store: Any, tenant: str) -> str:
+    """``; the store has no tenant 'acem' (its tenants: acme)``, or "" for a known tenant."""
+    names = store.tenants()
+    if tenant in names:
+        return ""
+    if not names:
+        return "; the store has no memories yet"
+    near = difflib.get_close_matches(tenant, names, n=1)
+    guess = f"; did you mean {near[0]!r}?" if near else ""
+    return f"; the store has no tenant {tenant!r} (its tenants: {', '.join(names)}){guess}"
+
+
+@main.command("tenants")
+@store_option
+@json_option
+@handle_errors
+def tenants_cmd(store_target: str, as_json: bool) -> None:
+    """List the store's tenants, the names --tenant takes (Store.tenants).
+
+    Example:
+
+        memcommit tenants --store agent.db
+    """
+    with opened(store_target) as store:
+        names = store.tenants()
+    if as_json:
+        print_json(names)
+        return
+    out = console()
+    for name in names:
+        out.print(name, markup=False, highlight=False)
+    out.print(count(len(names), "tenant"))
 
 
 @main.command("show")

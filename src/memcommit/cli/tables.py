@@ -7,6 +7,8 @@ long for its column ends in "…".
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
@@ -60,27 +62,56 @@ def _small(header: str) -> Column:
     return Column(header, no_wrap=True, overflow="ellipsis")
 
 
+#: Fields a version carries that say nothing of what changed (every version moves them).
+_BOOKKEEPING = ("version", "updated_at", "updated_commit")
+
+
+def changed_fields(before: Memory | None, after: Memory) -> str:
+    """What ``after`` changed since ``before`` ("added" for a first version): field names."""
+    if before is None:
+        return "added"
+    names = [
+        f.name
+        for f in dataclasses.fields(after)
+        if f.name not in _BOOKKEEPING and getattr(before, f.name) != getattr(after, f.name)
+    ]
+    return ", ".join(names) or "nothing"
+
+
 def memory_table(
     memories: Sequence[Memory], *, wide: bool = False, versions: bool = False
 ) -> Table:
-    """Memories one per row: id (or version), kind, scope, tier, status, content."""
+    """Memories one per row: id (or version and what it changed), kind, scope, tier, status,
+    content."""
     short = short_ids(m.id for m in memories)
     first = _small("version") if versions else _id_column(wide)
     columns = [first, _small("kind"), _small("scope"), _small("tier"), _small("status")]
+    if versions:
+        columns.insert(1, _text_column("changed"))
     if wide:
         columns += [_small("key"), _small("created")]
     out = table(*columns, _text_column("content"))
+    previous = None
     for m in memories:
         ident = str(m.version) if versions else (m.id if wide else short[m.id])
         cells = [ident, m.kind, m.scope, m.tier, m.status]
+        if versions:
+            cells.insert(1, changed_fields(previous, m))
+            previous = m
         if wide:
             cells += [m.key or "", when(m.created_at)]
         out.add_row(*cells, m.content if wide else preview(m.content))
     return out
 
 
+def change_summary(changes: Sequence[Change]) -> str:
+    """``2 add, 1 invalidate``: how many changes of each operation, in the order they came."""
+    ops = Counter(c.op for c in changes)
+    return ", ".join(f"{n} {op}" for op, n in ops.items())
+
+
 def commit_table(commits: Sequence[Commit], *, wide: bool = False) -> Table:
-    """Commits one per row: seq, id, time, author, message, number of changes."""
+    """Commits one per row: seq, id, time, author, message, its changes per operation."""
     short = short_ids(c.id for c in commits)
     out = table(
         Column("seq", justify="right", no_wrap=True),
@@ -88,12 +119,12 @@ def commit_table(commits: Sequence[Commit], *, wide: bool = False) -> Table:
         Column("time (UTC)", no_wrap=True, min_width=16),
         _small("author"),
         _text_column("message"),
-        Column("changes", justify="right", no_wrap=True),
+        Column("changes", max_width=14),  # wraps per operation: the message keeps its room
     )
     for c in commits:
         out.add_row(
             str(c.seq), c.id if wide else short[c.id], when(c.time), c.author,
-            c.message if wide else preview(c.message), str(len(c.changes)),
+            c.message if wide else preview(c.message), change_summary(c.changes),
         )  # fmt: skip
     return out
 

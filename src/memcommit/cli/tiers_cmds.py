@@ -21,7 +21,7 @@ from memcommit.cli.ids import is_short_id, resolve_memory
 from memcommit.cli.moments import parse_now
 from memcommit.cli.opening import open_store
 from memcommit.cli.progress import progress_bar
-from memcommit.cli.tables import memory_table
+from memcommit.cli.tables import count, memory_table
 from memcommit.cli.tables import table as shared_table
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.tiers import AccessCount, Never, simulate
@@ -317,11 +317,17 @@ def simulate_cmd(
     with progress_bar("reading the trace", as_json=as_json):
         trace = _trace(trace_file, synthetic, requests, seed)
     results = []
-    with progress_bar(f"replaying {len(trace)} requests", as_json=as_json) as progress:
+    total = len(runs) * len(trace)
+    what = f"replaying {len(trace):,} requests through {count(len(runs), 'policy', 'policies')}"
+    with progress_bar(what, as_json=as_json) as progress:
         for done, (capacity, policy) in enumerate(runs):
-            progress(done, len(runs))
-            results.append(simulate(trace, capacity=capacity, policy=policy_by_name(policy)))
-        progress(len(runs), len(runs))
+            offset = done * len(trace)
+            results.append(
+                simulate(
+                    trace, capacity=capacity, policy=policy_by_name(policy),
+                    progress=lambda n, offset=offset: progress(offset + n, total),
+                )
+            )  # fmt: skip
     if as_json:
         print_json([{**asdict(r), "misses": r.misses, "hit_ratio": r.hit_ratio} for r in results])
         return
@@ -336,6 +342,6 @@ def simulate_cmd(
             str(r.requests),
             str(r.hits),
             str(r.misses),
-            f"{r.hit_ratio:.4f}",
+            f"{r.hit_ratio:.4f}" if r.requests else "—",  # no request: no ratio
         )
     console().print(table)

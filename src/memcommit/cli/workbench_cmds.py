@@ -12,6 +12,9 @@ from memcommit.errors import InvalidInput
 from memcommit.workbench.server import LOCAL_HOSTS, make_server
 from memcommit.workbench.source import BankSource, StoreSource, WorkbenchSource
 
+#: The page's port: one beside the MCP server's HTTP port, so both can run at once.
+DEFAULT_PORT = 8766
+
 
 def open_source(target: str | None) -> WorkbenchSource:
     """The teaching bank without a target; otherwise the store, which must already exist.
@@ -44,7 +47,12 @@ def open_source(target: str | None) -> WorkbenchSource:
     show_default=True,
     help="Address to bind. Anything but loopback exposes your memories to the network.",
 )
-@click.option("--port", default=8765, show_default=True, help="Port to bind; 0 picks a free one.")
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port to bind; 0 picks a free one (memcommit mcp --http takes 8765).",
+)
 @click.option("--no-open", is_flag=True, help="Do not open a browser window.")
 @handle_errors
 def workbench(store_target: str | None, host: str, port: int, no_open: bool) -> None:

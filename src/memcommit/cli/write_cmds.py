@@ -66,15 +66,17 @@ def write_one(
 
 
 def report(op: str, memory: Memory, tx: Transaction, *, as_json: bool) -> None:
-    """The changed memory and its commit, as JSON or one line."""
+    """The changed memory and its commit (none when nothing changed), as JSON or one line."""
     commit = tx.result
     if as_json:
-        print_json({"op": op, "memory": memory, "commit": {"seq": commit.seq, "id": commit.id}})
+        landed = None if commit is None else {"seq": commit.seq, "id": commit.id}
+        print_json({"op": op, "memory": memory, "commit": landed})
         return
-    console().print(
-        f"{op}: {memory.id} is now version {memory.version} ({memory.status}, tier"
-        f" {memory.tier}) in commit {commit.seq}"
-    )
+    state = f"version {memory.version} ({memory.status}, tier {memory.tier})"
+    if commit is None:
+        console().print(f"{op}: {memory.id} unchanged, still {state}; nothing was committed")
+        return
+    console().print(f"{op}: {memory.id} is now {state} in commit {commit.seq}")
 
 
 @main.command("update")

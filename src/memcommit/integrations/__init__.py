@@ -13,3 +13,25 @@ framework is missing raises `memcommit.errors.MissingExtra` naming the extra.
 `namespaces` and `filters` are the framework-free rules the modules share.
 docs/integrations.md has the mapping tables.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def needs(extra: str) -> Iterator[None]:
+    """Around a module's framework imports: a missing one names the extra that installs it.
+
+    Still a ModuleNotFoundError (``name`` kept), so tools that catch it keep working.
+    """
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            f"{exc.msg}: this memcommit integration needs its framework, installed by the"
+            f" {extra!r} extra: pip install 'memcommit[{extra}]' (from a clone:"
+            f' pip install -e ".[{extra}]")',
+            name=exc.name,
+        ) from exc

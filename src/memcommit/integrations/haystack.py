@@ -159,29 +159,22 @@ class MemcommitDocumentStore:
             wanted[document.id] = document
         if not wanted:
             return 0
-        try:
-            with self._commit(f"haystack: write {len(wanted)} document(s) to {self.index}") as tx:
-                found = self._current(wanted)
-                written = 0
-                for doc_id, document in wanted.items():
-                    old = found.get(doc_id)
-                    if old is not None and policy == DuplicatePolicy.FAIL:
-                        raise DuplicateDocument(
-                            "documents", doc_id, "a document with this id exists"
-                        )
-                    if old is not None and policy == DuplicatePolicy.SKIP:
-                        continue
-                    fields = {"content": _text(document), "metadata": {MARK: _stored(document)}}
-                    if old is None:
-                        tx.add(kind=self.kind, scope=self.index, key=doc_id, **fields)
-                    else:
-                        tx.update(old.id, **fields)
-                    written += 1
-                if not written:
-                    raise _Unchanged
-        except _Unchanged:
-            return 0
-        return written
+        with self._commit(f"haystack: write {len(wanted)} document(s) to {self.index}") as tx:
+            found = self._current(wanted)
+            written = 0
+            for doc_id, document in wanted.items():
+                old = found.get(doc_id)
+                if old is not None and policy == DuplicatePolicy.FAIL:
+                    raise DuplicateDocument("documents", doc_id, "a document with this id exists")
+                if old is not None and policy == DuplicatePolicy.SKIP:
+                    continue
+                fields = {"content": _text(document), "metadata": {MARK: _stored(document)}}
+                if old is None:
+                    tx.add(kind=self.kind, scope=self.index, key=doc_id, **fields)
+                else:
+                    tx.update(old.id, **fields)
+                written += 1
+        return written  # a block that changed nothing landed nothing
 
     def delete_documents(self, document_ids: list[str]) -> None:
         """Invalidate the documents with these ids (history keeps them); unknown ids are ignored."""
@@ -415,10 +408,6 @@ class MemcommitDocumentStore:
 
 
 _NO_RANGE: dict[str, Any] = {"min": None, "max": None}
-
-
-class _Unchanged(Exception):
-    """Raised inside a commit block that would change nothing, so that no empty commit lands."""
 
 
 def _documents(documents: Any) -> list[Document]:

@@ -33,20 +33,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
-from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
-from langchain_core.retrievers import BaseRetriever
-from langchain_core.vectorstores import VectorStore
-from pydantic import ConfigDict, Field
-
 import memcommit
 from memcommit.errors import InvalidInput
-from memcommit.integrations import filters
+from memcommit.integrations import filters, needs
 from memcommit.integrations.marks import mark_of
 from memcommit.model import Memory
 from memcommit.recall import Context, RecallOptions, Row
 from memcommit.recall.pipeline.options import FIELDS
+
+with needs("langchain"):  # the framework: a clear error without its extra
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.vectorstores import VectorStore
+    from pydantic import ConfigDict, Field
 
 #: The metadata key of a document's own fields (id, metadata, vector).
 MARK = "langchain"

@@ -30,31 +30,32 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from langgraph.store.base import (
-    BaseStore,
-    GetOp,
-    IndexConfig,
-    Item,
-    ListNamespacesOp,
-    Op,
-    PutOp,
-    Result,
-    SearchItem,
-    SearchOp,
-    TTLConfig,
-    ensure_embeddings,
-    get_text_at_path,
-    tokenize_path,
-    validate_op_namespace,
-)
-from langgraph.store.base.batch import AsyncBatchedBaseStore
-
 import memcommit
 from memcommit.errors import InvalidInput
-from memcommit.integrations import filters, namespaces
+from memcommit.integrations import filters, namespaces, needs
 from memcommit.integrations.marks import mark_of
 from memcommit.model import Commit, Memory
 from memcommit.recall import RecallOptions
+
+with needs("langgraph"):  # the framework: a clear error without its extra
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        IndexConfig,
+        Item,
+        ListNamespacesOp,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+        TTLConfig,
+        ensure_embeddings,
+        get_text_at_path,
+        tokenize_path,
+        validate_op_namespace,
+    )
+    from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 #: The metadata key of a LangGraph item's own fields (key, value, indexed, ttl, vectors).
 MARK = "langgraph"
@@ -398,33 +399,25 @@ class _Items:
         """
         self.writable()
         fields = {(op.namespace, op.key): self.fields(op) for op in puts if op.value is not None}
-        try:
-            with self.view.commit(message=_message(puts), author=self.author,
-                                  now=self._moment()) as tx:  # fmt: skip
-                at = tx.pending.time
-                found = self.newest({namespaces.scope_of(op.namespace) for op in puts})
-                changed = False
-                for op in puts:
-                    scope = namespaces.scope_of(op.namespace)
-                    old = found.get((scope, op.key))
-                    if op.value is None:
-                        if old is not None and old.memory.holds(at):
-                            tx.invalidate(old.memory.id)
-                            changed = True
-                        continue
-                    content, mark = fields[(op.namespace, op.key)]
-                    valid_to = None if op.ttl is None else _expiry(at, op.ttl)
-                    if old is None or old.memory.status != "active":
-                        tx.add(content, kind=self.kind, scope=scope, key=op.key,
-                               metadata={MARK: mark}, valid_to=valid_to)  # fmt: skip
-                    else:
-                        tx.update(old.memory.id, content=content, metadata={MARK: mark},
-                                  valid_to=valid_to)  # fmt: skip
-                    changed = True
-                if not changed:
-                    raise _Unchanged
-        except _Unchanged:
-            pass
+        with self.view.commit(message=_message(puts), author=self.author,
+                              now=self._moment()) as tx:  # fmt: skip
+            at = tx.pending.time
+            found = self.newest({namespaces.scope_of(op.namespace) for op in puts})
+            for op in puts:
+                scope = namespaces.scope_of(op.namespace)
+                old = found.get((scope, op.key))
+                if op.value is None:
+                    if old is not None and old.memory.holds(at):
+                        tx.invalidate(old.memory.id)
+                    continue
+                content, mark = fields[(op.namespace, op.key)]
+                valid_to = None if op.ttl is None else _expiry(at, op.ttl)
+                if old is None or old.memory.status != "active":
+                    tx.add(content, kind=self.kind, scope=scope, key=op.key,
+                           metadata={MARK: mark}, valid_to=valid_to)  # fmt: skip
+                else:
+                    tx.update(old.memory.id, content=content, metadata={MARK: mark},
+                              valid_to=valid_to)  # fmt: skip
 
     def newest(self, scopes: set[str]) -> dict[tuple[str, str], _Stored]:
         """The newest memory of each item in ``scopes``, whatever its state."""
@@ -471,24 +464,17 @@ class _Items:
         """
         if not items or self.as_of is not None:
             return
-        try:
-            with self.view.commit(message="langgraph: refresh ttl", author=self.author,
-                                  now=self._moment()) as tx:  # fmt: skip
-                at = tx.pending.time
-                newest = self.newest({s.memory.scope for s in items})
-                moved = False
-                for s in items:
-                    now = newest.get((s.memory.scope, s.key))
-                    if now is None or now.memory.id != s.memory.id or now.ttl is None:
-                        continue
-                    if now.memory.version != s.memory.version or not now.memory.holds(at):
-                        continue
-                    tx.update(s.memory.id, valid_to=_expiry(at, now.ttl, clamp=True))
-                    moved = True
-                if not moved:
-                    raise _Unchanged
-        except _Unchanged:
-            pass
+        with self.view.commit(message="langgraph: refresh ttl", author=self.author,
+                              now=self._moment()) as tx:  # fmt: skip
+            at = tx.pending.time
+            newest = self.newest({s.memory.scope for s in items})
+            for s in items:
+                now = newest.get((s.memory.scope, s.key))
+                if now is None or now.memory.id != s.memory.id or now.ttl is None:
+                    continue
+                if now.memory.version != s.memory.version or not now.memory.holds(at):
+                    continue
+                tx.update(s.memory.id, valid_to=_expiry(at, now.ttl, clamp=True))
 
     def purge(self, namespace: tuple[str, ...], key: str) -> None:
         """Erase every memory that ever held the item (tombstones stay in history)."""
@@ -540,10 +526,6 @@ class _Items:
                 if limit is not None and len(out) >= limit:
                     break
         return out
-
-
-class _Unchanged(Exception):
-    """Raised inside a commit block that changed nothing, so that no empty commit lands."""
 
 
 def _asks(op: SearchOp) -> bool:

@@ -188,30 +188,27 @@ class MemcommitChatStore(AsyncDBChatStore):
         self, key: str, messages: list[ChatMessage], status: MessageStatus, *, replace: bool
     ) -> None:
         verb = "set" if replace else "add"
-        try:
-            with self._commit(f"llama-index: {verb} {len(messages)} message(s) of {key}") as tx:
-                trace_id = self._trace_id(key)
-                held = [] if trace_id is None or not replace else self._steps(key, None)
-                if not messages and not held:
-                    raise _Unchanged
-                if trace_id is None:
-                    trace_id = tx.begin_trace(
-                        f"chat {key}", scope=self.scope, session=key, metadata={MARK: {"key": key}}
-                    )
-                    self.view.state_set(_KEYS, key, trace_id)
-                for step in held:
-                    tx.invalidate(step.id)
-                for message in messages:
-                    step = tx.step(
-                        trace_id,
-                        message_text(message),
-                        kind=self.kind,
-                        metadata={MARK: message.model_dump(mode="json")},
-                    )
-                    if status == MessageStatus.ARCHIVED:
-                        tx.archive(step.id)
-        except _Unchanged:
-            pass
+        with self._commit(f"llama-index: {verb} {len(messages)} message(s) of {key}") as tx:
+            trace_id = self._trace_id(key)
+            held = [] if trace_id is None or not replace else self._steps(key, None)
+            if not messages and not held:
+                return  # nothing to write: the block lands no commit
+            if trace_id is None:
+                trace_id = tx.begin_trace(
+                    f"chat {key}", scope=self.scope, session=key, metadata={MARK: {"key": key}}
+                )
+                self.view.state_set(_KEYS, key, trace_id)
+            for step in held:
+                tx.invalidate(step.id)
+            for message in messages:
+                step = tx.step(
+                    trace_id,
+                    message_text(message),
+                    kind=self.kind,
+                    metadata={MARK: message.model_dump(mode="json")},
+                )
+                if status == MessageStatus.ARCHIVED:
+                    tx.archive(step.id)
 
     def _delete_one(self, key: str, idx: int) -> ChatMessage | None:
         wanted = [s for s in self._steps(key, None) if s.step == idx]
@@ -249,10 +246,6 @@ class MemcommitChatStore(AsyncDBChatStore):
             if isinstance(mark, Mapping) and _held(self.view, trace.id, None, now, trace.steps):
                 keys.append(mark["key"])
         return keys
-
-
-class _Unchanged(Exception):
-    """Raised inside a commit block that would change nothing, so that no empty commit lands."""
 
 
 def _held(

@@ -27,14 +27,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agents.memory import SessionABC, SessionSettings
-from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
-
 import memcommit
 from memcommit.compaction import CompactionResult, Compactor
 from memcommit.errors import InvalidInput, StoreClosed
+from memcommit.integrations import needs
 from memcommit.model import Memory, Trace
 from memcommit.recall import RecallOptions
+
+with needs("openai-agents"):  # the framework: a clear error without its extra
+    from agents.memory import SessionABC, SessionSettings
+    from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
 #: The metadata key of a step's item, and the state namespace of session -> trace.
 MARK = "openai_agents"
@@ -199,30 +201,18 @@ class MemcommitSession(SessionABC):
                 tx.step(trace_id, item_text(item), kind=self.kind, metadata={MARK: dict(item)})
 
     def _pop(self) -> dict[str, Any] | None:
-        try:
-            with self._commit(f"openai-agents: pop from {self.session_id}") as tx:
-                steps = self._steps()
-                if not steps:
-                    raise _Unchanged
-                tx.invalidate(steps[-1].id)
-                return steps[-1].metadata[MARK]
-        except _Unchanged:
-            return None
+        # a block that changes nothing lands no commit: an empty session pops without a trace
+        with self._commit(f"openai-agents: pop from {self.session_id}") as tx:
+            steps = self._steps()
+            if not steps:
+                return None
+            tx.invalidate(steps[-1].id)
+            return steps[-1].metadata[MARK]
 
     def _clear(self) -> None:
-        try:
-            with self._commit(f"openai-agents: clear {self.session_id}") as tx:
-                steps = self._steps()
-                if not steps:
-                    raise _Unchanged
-                for step in steps:
-                    tx.invalidate(step.id)
-        except _Unchanged:
-            pass
-
-
-class _Unchanged(Exception):
-    """Raised inside a commit block that would change nothing, so that no empty commit lands."""
+        with self._commit(f"openai-agents: clear {self.session_id}") as tx:
+            for step in self._steps():
+                tx.invalidate(step.id)
 
 
 def recall_instructions(

@@ -200,7 +200,7 @@ class AgentMemory:
         call: tuple[str, Mapping[str, Any]],
         work: Callable[[Transaction], dict[str, Any]],
     ) -> dict[str, Any]:
-        """``work(tx)`` in one commit; its answer gets the commit's seq.
+        """``work(tx)`` in one commit; its answer gets the seq (None when it changed nothing).
 
         ``call`` is the tool's name and arguments. With a ``request_id`` the
         answer is stored in the same commit, and the same call finding one
@@ -215,7 +215,8 @@ class AgentMemory:
                 earlier = self._answered(request_id, tool, digest)
                 if earlier is not None:
                     raise _Repeated(earlier)
-                answer = {**work(tx), "commit": tx.pending.seq}
+                answer = {**work(tx)}
+                answer["commit"] = tx.pending.seq if tx.changed else None  # None: nothing landed
                 if request_id is not None:
                     self._keep(request_id, tool, digest, answer)
         except _Repeated as repeated:

@@ -106,8 +106,9 @@ class Core:
                 self._tx, self._tx_thread = tx, threading.get_ident()
                 yield tx
                 batch = tx.batch()
-                self.backend.write(batch)
-                self.backend.commit()
+                if batch.commit.changes:  # a block that changed nothing lands nothing
+                    self.backend.write(batch)
+                self.backend.commit()  # state written inside the block (state_set) is kept
             except BaseException:
                 self.backend.rollback()
                 raise
@@ -115,6 +116,9 @@ class Core:
                 self._tx = self._tx_thread = None
                 if tx is not None:
                     tx.closed = True
+        if not batch.commit.changes:
+            self._after_nothing(tx.deferred)
+            return
         tx.result = batch.commit
         self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
         self._written = (batch.commit.seq, batch.versions)
@@ -159,6 +163,20 @@ class Core:
                 "now", now, f"is earlier than the newest commit's time {newest.isoformat()}"
             )
         return now
+
+    def _after_nothing(self, deferred: list[Callable[[], Any]]) -> None:
+        """A block that changed nothing: no commit, no subscriber told; deferred work still runs.
+
+        Its failures raise a `HookError` without a commit (``err.commit`` is None).
+        """
+        errors: list[BaseException] = []
+        for work in deferred:
+            try:
+                work()
+            except Exception as exc:
+                errors.append(exc)
+        if errors:
+            raise HookError(None, errors) from errors[0]
 
     def _after(
         self, commit: Commit, tenants: list[str | None], deferred: list[Callable[[], Any]]

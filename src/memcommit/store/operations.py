@@ -53,8 +53,10 @@ class StoreApi:
     ) -> AbstractContextManager[Transaction]:
         """Open an atomic commit: ``with store.commit(message=...) as tx: tx.add(...)``.
 
-        Leaving the block lands every change at once and sets ``tx.result``; an
-        exception inside rolls all of them back and propagates. Commit times
+        Leaving the block lands every change at once and sets ``tx.result``; a
+        block that changed nothing lands nothing (no commit, no seq used, no
+        subscriber told; ``tx.result`` stays None); an exception inside rolls
+        all of them back and propagates. Commit times
         never go backwards: a ``now`` earlier than the newest commit's time is
         refused (InvalidInput "now"), and the store's clock reading is raised to
         that time if the clock stepped back. If a hook (`on_commit`, `defer`)

@@ -89,7 +89,7 @@ class Store(StoreApi):
 
     def __repr__(self) -> str:
         state = "closed" if self._core.closed else "open"
-        return f"<memcommit.Store {getattr(self._core.backend, 'target', '?')!r} {state}>"
+        return f"<memcommit.Store {self._core.backend.target!r} {state}>"
 
     def __enter__(self) -> Store:
         return self

@@ -38,7 +38,10 @@ class Pending:
 
 
 class Transaction:
-    """The ``tx`` of ``with store.commit(...) as tx``; ``tx.result`` is the landed Commit."""
+    """The ``tx`` of ``with store.commit(...) as tx``; ``tx.result`` is the landed Commit.
+
+    ``tx.result`` stays None when the block changed nothing: no commit landed.
+    """
 
     def __init__(
         self, backend: Backend, pending: Pending, *, tenant: str | None, max_content_bytes: int
@@ -199,7 +202,10 @@ class Transaction:
         if not fields:
             raise InvalidInput("fields", fields, f"name at least one of {', '.join(v.UPDATABLE)}")
         new = self._checked_fields(cur, fields)
-        return self._next(cur, "update", {"fields": sorted(fields)}, new)
+        changed = {name: value for name, value in new.items() if getattr(cur, name) != value}
+        if not changed:
+            return cur  # every field already holds its value: no new version
+        return self._next(cur, "update", {"fields": sorted(changed)}, changed)
 
     def _checked_fields(self, cur: Memory, fields: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -520,6 +526,11 @@ class Transaction:
         )
         self._record(m, op, detail)
         return m
+
+    @property
+    def changed(self) -> bool:
+        """Whether the block changed anything so far (if not, leaving it lands no commit)."""
+        return bool(self._changes)
 
     def _check_open(self) -> None:
         if self.closed:

@@ -226,7 +226,9 @@ def load(
     head = backend.commits(limit=1)
     if head:
         seq = head[0][0].seq
-        raise InvalidInput("store", f"{seq} commits", "import only into a new, empty store")
+        raise InvalidInput(
+            "store", backend.target, f"holds {seq} commit(s): import only into a new, empty store"
+        )
     loader = _Loader(backend, progress)
     backend.begin()
     try:

@@ -52,6 +52,10 @@ class Simulation:
         return self.hits / self.requests if self.requests else 0.0
 
 
+#: How often, in requests, the slow replay paths report their progress.
+PROGRESS_EVERY = 10_000
+
+
 def _fast_path(policy: EvictionPolicy) -> Callable[[list[Hashable], int], int] | None:
     """The plain-function replay for an unmodified classic, else None."""
     if type(policy) is TwoQueue:
@@ -102,7 +106,11 @@ class _Replay:
 
 
 def _general(
-    trace: Iterable[Hashable], capacity: int, policy: EvictionPolicy, replay: _Replay
+    trace: Iterable[Hashable],
+    capacity: int,
+    policy: EvictionPolicy,
+    replay: _Replay,
+    progress: Callable[[int], None] | None = None,
 ) -> int:
     """Drive ``policy`` through victims/on_use/on_page_in/on_evict, as TieredMemory does."""
     on_use = getattr(policy, "on_use", None)
@@ -111,6 +119,8 @@ def _general(
     cached: dict[Hashable, None] = {}
     hits = 0
     for tick, x in enumerate(trace, 1):
+        if progress is not None and tick % PROGRESS_EVERY == 0:
+            progress(tick)
         replay.use(x, tick)
         now = EPOCH + timedelta(seconds=tick)
         if x in cached:
@@ -132,7 +142,13 @@ def _general(
     return hits
 
 
-def _ranked(trace: Iterable[Hashable], capacity: int, policy: Ranked, replay: _Replay) -> int:
+def _ranked(
+    trace: Iterable[Hashable],
+    capacity: int,
+    policy: Ranked,
+    replay: _Replay,
+    progress: Callable[[int], None] | None = None,
+) -> int:
     """Score-ranked policies: per-group recency queues; only group ends are scored."""
     on_use = getattr(policy, "on_use", None)
     on_page_in = getattr(policy, "on_page_in", None)
@@ -160,6 +176,8 @@ def _ranked(trace: Iterable[Hashable], capacity: int, policy: Ranked, replay: _R
             del groups[key]
 
     for tick, x in enumerate(trace, 1):
+        if progress is not None and tick % PROGRESS_EVERY == 0:
+            progress(tick)
         replay.use(x, tick)
         if x in where:
             hits += 1
@@ -196,12 +214,15 @@ def simulate(
     capacity: int,
     policy: EvictionPolicy | str,
     memories: Mapping[Hashable, Memory] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Simulation:
     """Replay ``trace`` through a copy of ``policy`` with room for ``capacity`` memories.
 
     ``policy`` is an eviction policy object (it is copied, never changed) or a
     name such as "lru" or "arc". ``memories`` optionally maps trace ids to their
     memories, so importance and kind can count; otherwise every id is a plain fact.
+    ``progress(n)`` hears how many requests are replayed, every `PROGRESS_EVERY`
+    on the slow paths (scored, TTL, learned policies) and once at the end.
     """
     check_capacity(capacity)
     given = policy_by_name(policy) if isinstance(policy, str) else policy
@@ -210,12 +231,17 @@ def simulate(
     name = type(checked).__name__
     runner = _fast_path(checked)
     if runner is not None:
-        return Simulation(name, capacity, len(trace), runner(trace, capacity))
-    own = copy.deepcopy(checked)
-    replay = _Replay(memories)
-    if isinstance(own, Ranked):
-        return Simulation(name, capacity, len(trace), _ranked(trace, capacity, own, replay))
-    return Simulation(name, capacity, len(trace), _general(trace, capacity, own, replay))
+        hits = runner(trace, capacity)
+    else:
+        own = copy.deepcopy(checked)
+        replay = _Replay(memories)
+        if isinstance(own, Ranked):
+            hits = _ranked(trace, capacity, own, replay, progress)
+        else:
+            hits = _general(trace, capacity, own, replay, progress)
+    if progress is not None:
+        progress(len(trace))
+    return Simulation(name, capacity, len(trace), hits)
 
 
 def simulate_general(

@@ -15,7 +15,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memcommit.commit_time import landed
 from memcommit.compaction.compactor import COMPACTED_INTO
 from memcommit.model import LIVE_TIERS, Memory, Usage
 from memcommit.tiers.cache import Partition
@@ -205,8 +204,9 @@ class Touch:
             raise
         finally:
             cache.expected = None
-        result.commit = landed(tx)
-        result.commits.append(result.commit)
+        if tx.result is not None:  # None: the page-ins turned out to change nothing
+            result.commit = tx.result
+            result.commits.append(tx.result)
 
     def _page_in(
         self,

@@ -59,11 +59,12 @@ SYNTHETIC = ("zipf", "scans", "loops")
 
 
 def synthetic(kind: str, n: int, *, ids: int = 100_000, seed: int = 1) -> list[int]:
-    """About ``n`` requests: Zipf α=0.8 over ``ids`` ids, plain or interrupted.
+    """Exactly ``n`` requests: Zipf α=0.8 over ``ids`` ids, plain or interrupted.
 
     "scans" puts a one-time scan of n/100 fresh ids after every tenth of the
-    trace; "loops" a loop over n/200 ids, walked twice. Either way 90% of the
-    requests stay Zipf, so the three traces have about the same length.
+    trace; "loops" a loop over n/200 ids, walked twice. Either way about 90% of
+    the requests stay Zipf; the interruptions' rounding is made up with more
+    Zipf requests at the end (or cut there), so ``--requests`` is what replays.
     """
     if kind not in SYNTHETIC:
         raise InvalidInput("kind", kind, "must be one of " + ", ".join(SYNTHETIC))
@@ -72,5 +73,9 @@ def synthetic(kind: str, n: int, *, ids: int = 100_000, seed: int = 1) -> list[i
     base = zipf(n - n // 10, ids, 0.8, seed=seed)
     every = max(n // 10, 1)
     if kind == "scans":
-        return with_scans(base, every=every, length=n // 100)
-    return with_loops(base, every=every, span=n // 200, repeats=2)
+        out = with_scans(base, every=every, length=n // 100)
+    else:
+        out = with_loops(base, every=every, span=n // 200, repeats=2)
+    if len(out) < n:
+        out += zipf(n - len(out), ids, 0.8, seed=seed + 1)
+    return out[:n]

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import TypeVar
 
-from memcommit.commit_time import commit_at_or_after, landed
+from memcommit.commit_time import commit_at_or_after
 from memcommit.model import Commit, Memory
 from memcommit.store import Transaction, ViewLike
 from memcommit.tiers.stats import TierStats, add_stored
@@ -89,11 +89,14 @@ def land(
     now: datetime | None,
     delta: TierStats | None = None,
 ) -> Commit | None:
-    """Land ``tenant``'s ``moves`` in one commit, adding ``delta`` to its stats; None if no move."""
+    """Land ``tenant``'s ``moves`` in one commit, adding ``delta`` to its stats; None if no move.
+
+    Moves to the tier a memory is already in change nothing: if all are, no commit lands.
+    """
     if not moves:
         return None
     with tiers_commit(io, message, now) as tx:
         apply(tx, moves)
         if delta is not None:
             add_stored(io, delta, tenant)
-    return landed(tx)
+    return tx.result

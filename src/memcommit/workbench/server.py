@@ -120,6 +120,8 @@ class Handler(BaseHTTPRequestHandler):
         path = parts.path
         if path in ("/", "/index.html"):
             self.send_static("index.html", head=head)
+        elif path == "/favicon.ico":  # what browsers ask for before reading the page's link
+            self.send_static("favicon.svg", head=head)
         elif path.startswith("/static/"):
             self.send_static(path[len("/static/") :], head=head)
         elif path.startswith("/api/"):

@@ -48,6 +48,7 @@ def display(memory: Memory, now: datetime, tenant_labels: Mapping[str, str]) -> 
         "scope": memory.scope,
         "tier": memory.tier,
         "age_hours": age_hours(memory, now),
+        "always": memory.always,
         "words": len(memory.content.split()),
     }
 

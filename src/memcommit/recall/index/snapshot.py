@@ -110,6 +110,43 @@ class Snapshot:
         setattr(self, name, values)
         return values
 
+    def holds(self, now_us: int, docs: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Where ``docs`` still hold at ``now_us``: active, begun and not yet ended."""
+        begun = self.valid_from[docs] <= now_us
+        return self.status_ok[docs] & begun & (now_us < self.valid_to[docs])
+
+    def key_winners(self, now_us: int) -> np.ndarray:
+        """Per document: False when a newer version of its key still holds at ``now_us``.
+
+        The newest version of a key that still holds wins; versions older than it
+        are superseded, and versions newer than it (ended or invalidated) are left
+        to the validity filter. A key none of whose versions holds keeps its
+        newest (the index's ``latest``). Kept for the last ``now_us`` asked: one
+        recall asks many times at one moment.
+        """
+        memo: tuple[int, np.ndarray] | None = self.__dict__.get("_winners")
+        if memo is not None and memo[0] == now_us:
+            return memo[1]
+        out: np.ndarray = self.latest
+        stale = np.flatnonzero(self.latest & self.alive & (self.key >= 0) & ~self.holds(now_us))
+        if len(stale):
+            out = out.copy()
+            members = np.flatnonzero(np.isin(self.key, self.key[stale]) & self.alive)
+            created, commit, ids = self.created, self.commit, self.ids
+            groups: dict[int, list[int]] = {}
+            for doc in members.tolist():
+                groups.setdefault(int(self.key[doc]), []).append(doc)
+            for docs in groups.values():
+                docs.sort(key=lambda d: (int(created[d]), int(commit[d]), ids[d]), reverse=True)
+                holding = self.holds(now_us, np.array(docs))
+                if not holding.any():
+                    continue
+                first = int(np.argmax(holding))  # the newest that holds
+                out[docs[: first + 1]] = True
+                out[docs[first + 1 :]] = False
+        self.__dict__["_winners"] = (now_us, out)
+        return out
+
     @functools.cached_property
     def always_docs(self) -> np.ndarray:
         """The current documents with always scope, ascending."""

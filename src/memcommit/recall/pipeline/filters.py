@@ -3,11 +3,18 @@
 Filters run in a fixed order and a memory is reported with the first one it
 fails: memory type (the ``kinds`` asked for; then, for memories that are not
 always-scope, the kinds some pool draws from), scope, previous session,
-maximum age (inclusive), older version of a key, validity, tier. "Latest per
-key" is decided over all of the tenant's memories before any filter runs, so a
-newer record excludes an older one even when another filter later excludes the
-newer one too: a stale fact is never resurrected. Each filter's reason, and
-its code, is a `memcommit.recall.pipeline.reasons.Reason`.
+maximum age (inclusive), older version of a key, validity, tier.
+
+"Latest per key": of the memories sharing a key, the newest one *that still
+holds* wins and the older ones are ``superseded``; the newer ones that no longer
+hold (invalidated, ended) fail the validity filter instead, so invalidating a
+wrong fact brings back the one it had replaced. This is decided over all of the
+tenant's memories before any other filter runs: a newer fact that holds excludes
+an older one even when another filter (kind, scope, age, tier) later excludes the
+newer one too, so a stale fact is never resurrected by a filter. With
+``live=False`` (history, as-of reads) validity does not count: the newest
+version wins. Each filter's reason, and its code, is a
+`memcommit.recall.pipeline.reasons.Reason`.
 """
 
 from __future__ import annotations
@@ -65,10 +72,10 @@ def _failures(
 ) -> Iterator[tuple[Reason, np.ndarray]]:
     """Each filter the scope sets, in order: its reason, and where ``docs`` fail it."""
     if scope.kinds is not None:
-        yield Reason.STORE_TYPE, ~_member(snap.kind[docs], snap.kinds, scope.kinds)
+        yield Reason.OTHER_KIND, ~_member(snap.kind[docs], snap.kinds, scope.kinds)
     if scope.pool_kinds is not None:
         drawn = _member(snap.kind[docs], snap.kinds, scope.pool_kinds)
-        yield Reason.STORE_TYPE, ~drawn & ~snap.always[docs]
+        yield Reason.OTHER_KIND, ~drawn & ~snap.always[docs]
     if scope.scopes is not None:
         yield Reason.OTHER_SCOPE, ~_member(snap.scope[docs], snap.scopes, scope.scopes)
     if not scope.include_previous_sessions:
@@ -79,10 +86,10 @@ def _failures(
         ages = now_us - np.where(created == NO_START, now_us, created)  # unknown: age 0
         yield Reason.TOO_OLD, ages > scope.max_age // timedelta(microseconds=1)
     if scope.latest_per_key:
-        yield Reason.OLDER_KEY_VERSION, ~snap.latest[docs]
+        winners = snap.key_winners(now_us) if scope.live else snap.latest
+        yield Reason.SUPERSEDED, ~winners[docs]
     if scope.live:
-        holds = snap.status_ok[docs] & (snap.valid_from[docs] <= now_us)
-        yield Reason.NO_LONGER_HOLDS, ~(holds & (now_us < snap.valid_to[docs]))
+        yield Reason.NO_LONGER_HOLDS, ~snap.holds(now_us, docs)
     if scope.tiers is not None:
         tier = snap.tier[docs]
         kept = ~_member(tier, snap.tiers, scope.tiers)

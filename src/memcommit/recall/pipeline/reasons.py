@@ -38,11 +38,11 @@ class Reason(str, Enum):
     #: Another tenant's record: listed by the workbench's teaching table, never by recall.
     OTHER_TENANT = "other_tenant"
     # the scope filters, in the order they apply (see `memcommit.recall.pipeline.filters`)
-    STORE_TYPE = "store_type", 1
+    OTHER_KIND = "other_kind", 1  # not among the kinds asked for (or a pool draws from)
     OTHER_SCOPE = "other_scope", 2
     PREVIOUS_SESSION = "previous_session", 3
     TOO_OLD = "too_old", 4
-    OLDER_KEY_VERSION = "older_key_version", 5
+    SUPERSEDED = "superseded", 5  # a newer memory with the same key still holds
     NO_LONGER_HOLDS = "no_longer_holds", 6
     ARCHIVED = "archived", 7
     OTHER_TIER = "other_tier", 8

@@ -307,7 +307,7 @@ def _with_always_pool(pools: list[poolsplit.Pool]) -> list[poolsplit.Pool]:
 
 
 def _limit_kinds(scope: Scope, pools: list[poolsplit.Pool]) -> Scope:
-    """Kinds no pool draws from cannot be selected: filter them as store_type (not always ones)."""
+    """Kinds no pool draws from cannot be selected: filter them as other_kind (not always ones)."""
     if any(pool.types is None for pool in pools):
         return scope
     drawn = tuple(kind for kind in KINDS if any(kind in (pool.types or ()) for pool in pools))

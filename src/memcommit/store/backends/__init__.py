@@ -69,22 +69,24 @@ def _check_options(scheme: str, factory: BackendFactory, options: dict[str, Any]
             )
 
 
-#: Built-in backend modules, imported the first time their scheme is asked for.
+#: Built-in backend modules, imported the first time their scheme is asked for, and the
+#: extra (pyproject's optional dependencies) that installs what each needs.
 _BUILTIN = {
-    "sqlite": "memcommit.store.backends.sqlite",
-    "postgresql": "memcommit.store.backends.postgres",
+    "sqlite": ("memcommit.store.backends.sqlite", None),
+    "postgresql": ("memcommit.store.backends.postgres", "postgres"),
 }
 
 
 def _load_builtin(scheme: str) -> None:
-    module = _BUILTIN.get(scheme)
-    if module is None:
+    found = _BUILTIN.get(scheme)
+    if found is None:
         return
+    module, extra = found
     try:
         importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name == module:
+        if exc.name == module or extra is None:
             reason = f"the {scheme} backend is not available in this install"
         else:
-            reason = f"the {scheme} backend needs {exc.name}: pip install 'memcommit[{scheme}]'"
+            reason = f"the {scheme} backend needs {exc.name}: pip install 'memcommit[{extra}]'"
         raise InvalidInput("target", scheme, reason) from exc

@@ -81,6 +81,9 @@ class Batch:
 class Backend(Protocol):
     """Storage of commits, memory versions, traces, use counts and small state."""
 
+    #: Where the store is, for messages and ``repr``: a path, or a URL without its password.
+    target: str
+
     def begin(self) -> None:
         """Start the write transaction of one commit and take the writers' lock."""
 

@@ -134,12 +134,16 @@ def split_target(target: str, schema: str | None, connect_timeout: float) -> tup
 
 
 def shown(conninfo: str) -> str:
-    """The URL without its password, for messages."""
+    """The URL without its password (in the address or a ``?password=``), for messages."""
     parts = urlsplit(conninfo)
-    if parts.password is None:
-        return conninfo
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    if any(key == "password" for key, _ in params):
+        masked = [(key, "***" if key == "password" else value) for key, value in params]
+        parts = parts._replace(query=urlencode(masked, quote_via=quote, safe="*"))
+    if parts.password is not None:
+        host = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    return urlunsplit(parts)
 
 
 class PostgresBackend(common.SQLBackend):
@@ -167,7 +171,9 @@ class PostgresBackend(common.SQLBackend):
         self.lock_timeout = lock_timeout
         conninfo, self.schema = split_target(target, schema, connect_timeout)
         self._conninfo = conninfo
-        self.target = f"{shown(conninfo)} schema={self.schema}"
+        # the URL as the user typed it (password masked); the schema when the URL names none
+        named = "schema" in dict(parse_qsl(urlsplit(target).query))
+        self.target = shown(target) if named else f"{shown(target)} (schema {self.schema})"
         self._lock_sql = (
             f"SELECT pg_advisory_xact_lock({_LOCK_SPACE},"
             f" {zlib.crc32(self.schema.encode()) - (1 << 31)})"

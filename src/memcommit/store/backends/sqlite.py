@@ -112,6 +112,11 @@ class SQLiteBackend(common.SQLBackend):
         self.read_only = read_only
         if read_only:
             _check_readable(target, path)
+        folder = os.path.dirname(os.path.abspath(path))
+        if path != ":memory:" and not path.startswith("file:") and not os.path.isdir(folder):
+            raise InvalidInput(
+                "store", target, f"its folder {folder!r} does not exist: create it first"
+            )
         try:
             conn = sqlite3.connect(
                 _read_only_uri(path) if read_only else path,
@@ -129,7 +134,13 @@ class SQLiteBackend(common.SQLBackend):
         self._tip_at: int | None = None
         self._written: tuple[int, str] | None = None  # the commit of the open transaction
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        try:  # the first statement that reads the file
+            conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if "not a database" not in str(exc):
+                raise
+            raise InvalidInput("store", target, "is not a memcommit store (not SQLite)") from None
         if read_only:
             return
         conn.execute("PRAGMA journal_mode = WAL")

@@ -31,12 +31,12 @@ const STORE_CHOICES = {
 };
 const REASONS = {
   other_tenant: "another tenant's record (hard filter)",
-  store_type: "not in the chosen memory store",
+  other_kind: "not in the chosen memory store",
   other_scope: "not in the chosen scopes",
   other_tier: "not in the chosen tiers",
   previous_session: "from a previous session",
   too_old: "older than the maximum age",
-  older_key_version: "a newer record has the same key",
+  superseded: "a newer record with the same key still holds",
   no_longer_holds: "no longer holds",
   archived: "archived (not in the chosen tiers)",
   no_lexical_match: "shares no term with the question",
@@ -68,7 +68,11 @@ const STAGE_INDEX = { stored: 0, filters: 1, ranking: 2, packing: 3 };
 const FINAL = 3;
 // What a row's Outcome cell says while a later stage is still to decide it.
 const PROGRESS = ["waiting for the scope filters", "passed the scope filters", "ranked; packing decides"];
-const LIVE_CARDS_PER_LANE = 12;
+const LIVE_CARDS_PER_LANE = 8;
+// Short ids as the CLI shows them (memcommit.cli.ids): ids begin with their creation time, so
+// the digits that tell them apart are at the end; at least this many, after an ellipsis.
+const MIN_ID = 7;
+const ELLIPSIS = "…";
 
 const $ = (id) => document.getElementById(id);
 
@@ -81,6 +85,7 @@ const state = {
   baseline: null,
   shownStage: -1,
   idle: "", // what the status line says while there is no result
+  short: new Map(), // full id -> the short id shown
 };
 
 const playback = { base: 0, since: null, speed: 1, timer: null };
@@ -104,6 +109,60 @@ function reasonText(code) {
 
 function kindLabel(kind, form) {
   return KIND_LABELS[kind] ? KIND_LABELS[kind][form] : kind;
+}
+
+function sharedStart(a, b) {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n += 1;
+  return n;
+}
+
+function shortIds(ids) {
+  // Each id -> its shortest suffix that no other id shown shares (at least MIN_ID digits, not
+  // all decimal, which would read as a commit seq); ids this short already stay whole.
+  const backwards = Array.from(new Set(ids), (id) => Array.from(String(id)).reverse().join("")).sort();
+  const shown = new Map();
+  backwards.forEach((rev, i) => {
+    const near = [backwards[i - 1], backwards[i + 1]].filter((x) => x !== undefined);
+    let n = Math.max(MIN_ID, ...near.map((other) => sharedStart(rev, other) + 1));
+    while (n < rev.length && /^[0-9]+$/.test(rev.slice(0, n))) n += 1;
+    const id = Array.from(rev).reverse().join("");
+    shown.set(id, n >= id.length ? id : ELLIPSIS + id.slice(-n));
+  });
+  return shown;
+}
+
+function rememberIds() {
+  // Every id the page holds now, shortened against each other.
+  const ids = [];
+  if (state.selection) ids.push(...state.selection.selected);
+  if (state.rows) {
+    ids.push(...state.rows.rows.map((row) => row.id), ...state.rows.excluded_summary.map((e) => e.id));
+  }
+  state.short = shortIds(ids);
+}
+
+function shortId(id) {
+  return state.short.get(id) || id;
+}
+
+function idNode(tag, className, id) {
+  // A short id, with the full one to hover over or copy.
+  const node = el(tag, className, shortId(id));
+  node.title = id;
+  return node;
+}
+
+function humanAge(hours) {
+  // "40 min", "7.5 h", "48 h", "12 days", "6 months", "2 years": the unit a person reads.
+  if (hours === null || hours === undefined) return null;
+  if (hours < 1) return Math.round(hours * 60) + " min";
+  if (hours < 10) return Number(hours.toFixed(1)) + " h";
+  if (hours < 72) return Math.round(hours) + " h";
+  const days = hours / 24;
+  if (days < 60) return Math.round(days) + " days";
+  if (days < 730) return Math.round(days / 30.44) + " months";
+  return Number((days / 365.25).toFixed(1)) + " years";
 }
 
 function byId(a, b) {
@@ -144,7 +203,7 @@ function groupedReasons(excluded, more) {
   excluded.forEach((e) => {
     const text = reasonText(e.reason);
     if (!groups.has(text)) groups.set(text, []);
-    groups.get(text).push(e.id);
+    groups.get(text).push(shortId(e.id));
   });
   const parts = Array.from(groups, ([text, ids]) => ids.join(", ") + ": " + text);
   return parts.join("; ") + (more ? "; …" : "");
@@ -412,10 +471,17 @@ function card(row, lane, look) {
   item.dataset.kind = row.kind;
   // The store shows as the stripe colour (see the legend); its words are for screen readers.
   const head = el("span", "card-head");
-  head.append(el("strong", "card-id", row.id), el("span", "card-words", row.words + " words"));
+  head.append(idNode("strong", "card-id", row.id), el("span", "card-words", row.words + " words"));
   item.append(head);
+  item.append(el("span", "card-text", row.content));
   const meta = el("span", "card-meta");
-  meta.append(el("span", "sr-only", kindLabel(row.kind, "legend") + ", "), row.tenant_label);
+  const facts = [];
+  if (state.config.mode === "bank") facts.push(row.tenant_label);
+  const age = humanAge(row.age_hours);
+  if (age) facts.push(age + " old");
+  if (state.config.mode === "live") facts.push(row.tier);
+  if (row.always) facts.push("always loads");
+  meta.append(el("span", "sr-only", kindLabel(row.kind, "legend") + ", "), facts.join(" · "));
   item.append(meta);
   if (lane >= 2 && row.score !== null) item.append(el("span", "card-score", "score " + fmt(row.score)));
   item.title = kindLabel(row.kind, "legend") + (look === "passed" ? ": went on to the next lane" : "");
@@ -567,12 +633,26 @@ function statusText(stage) {
     const why = dropped === (rows.counts.reasons.no_lexical_match || 0) ? " share no word with the question." : " were left out at ranking.";
     return "Stage 3 of 4, ranking: " + ranked + " ranked by blended score; " + dropped + why;
   }
-  const used = Object.values(selection.context.used).reduce((a, b) => a + b, 0);
-  let text =
-    "Final context: " + rows.counts.selected + " selected, " + used + " of " + selection.context.budget + " " +
-    selection.context.unit + " used; " + rows.counts.excluded + " left out.";
+  let text = "Final context: " + rows.counts.selected + " selected, " + usedText(selection) + "; " +
+    rows.counts.excluded + " left out.";
   if (selection.context.note) text += " " + selection.context.note;
   return text;
+}
+
+function usedText(selection) {
+  // "40 of 200 words used, plus 11 words of 1 correction that loads outside the budget":
+  // always-scope memories load first and are never counted against a cap.
+  const context = selection.context;
+  const unit = context.unit;
+  const used = Object.values(context.used).reduce((a, b) => a + b, 0);
+  const always = selection.selected_memories.filter((m) => m.always);
+  const of = context.budget === null ? " " : " of " + context.budget + " ";
+  if (!always.length) return used + of + unit + " used";
+  const what = always.length === 1 ? "1 correction that loads" : always.length + " corrections that load";
+  if (unit !== "words") return used + of + unit + " used, counting " + what + " outside the budget";
+  // Under a word budget a memory costs the words the page shows.
+  const outside = always.reduce((sum, m) => sum + m.words, 0);
+  return used - outside + of + unit + " used, plus " + outside + " " + unit + " of " + what + " outside the budget";
 }
 
 function renderTray(stage) {
@@ -585,7 +665,7 @@ function renderTray(stage) {
     selection.selected_memories.forEach((memory) => {
       const item = el("li", "tray-item");
       item.dataset.id = memory.id;
-      item.append(el("strong", "card-id", memory.id));
+      item.append(idNode("strong", "card-id", memory.id));
       item.append(el("span", "tray-text", memory.content));
       const pool = Object.keys(selection.context.used).length > 1 ? " · pool " + memory.pool : "";
       const row = explained.get(memory.id);
@@ -621,7 +701,7 @@ function coverageText(selection) {
 function rowMeta(row) {
   const parts = [kindLabel(row.kind, "card"), row.tenant_label];
   if (row.session) parts.push("session " + row.session);
-  if (row.age_hours !== null) parts.push(Number(row.age_hours.toFixed(1)) + " h old");
+  if (row.age_hours !== null) parts.push(humanAge(row.age_hours) + " old");
   parts.push(row.words + " words");
   if (row.key) parts.push("key " + row.key);
   if (state.config.mode === "live") parts.push("scope " + row.scope, "tier " + row.tier);
@@ -670,7 +750,7 @@ function renderTable() {
       const tr = el("tr");
       tr.dataset.id = row.id;
       tr.dataset.outcome = row.outcome;
-      const id = el("th", "id", row.id);
+      const id = idNode("th", "id", row.id);
       id.scope = "row";
       tr.append(id);
       const text = el("td", "text");
@@ -715,10 +795,10 @@ function summary(s) {
   return {
     question: questionText(s),
     settings: describeSettings(s),
-    selected: selection.selected.slice(),
+    selected: selection.selected.map(shortId),
     coverage: selection.coverage ? coverageText(selection) : "",
     excluded: excluded,
-    prediction: $("prediction").value,
+    prediction: state.config.mode === "bank" ? $("prediction").value : "",
   };
 }
 
@@ -746,6 +826,7 @@ function renderSummary(container, snap, empty) {
 }
 
 function renderResult() {
+  rememberIds();
   renderTable();
   const current = state.selection ? summary(settings()) : null;
   renderSummary($("current-panel"), current, state.idle || "Working out the result…");
@@ -923,9 +1004,9 @@ async function start() {
     $("records-caption").textContent =
       "Every memory of the active tenant, page by page, with its cosine, blended score and outcome. " +
       "Rows come in recall()'s order, selected memories first, so the order gives the answer away before stage 4.";
-    $("fixture-caveat").textContent =
-      "Live view of a real store through memcommit's recall(), read-only; with the tfidf scorer the score below is exact. No supporting facts are declared, so coverage is not shown.";
+    document.title = "Recall over this store · memcommit workbench";
     document.querySelector("#diagram .lane-name").textContent = "Store · stored";
+    document.querySelector("#lane-tabs button[data-lane='0']").textContent = "1 Stored";
     $("question").hidden = true;
     $("query").hidden = false;
     document.querySelector("label[for=question]").htmlFor = "query";

@@ -82,6 +82,9 @@ def require_current(backend: str, applied: Iterable[int] | None, store: str) -> 
     ``applied`` is None when the database has no ``schema_migrations`` table.
     """
     if applied is None:
+        if backend == "postgres":  # an empty database or schema: the usual first step
+            reason = "holds no memcommit store yet: `memcommit init --store URL` makes one"
+            raise InvalidInput("store", store, reason)
         raise InvalidInput("store", store, "is not a memcommit store (it has no schema)")
     pending = missing(backend, applied, store)
     if pending:
