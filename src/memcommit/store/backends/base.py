@@ -66,7 +66,8 @@ class Batch:
     ``versions`` are the new memory versions in order; ``ended`` marks which of
     them a later version in the same batch already replaced. ``closes`` are the
     (id, version) rows that were current before this commit and are replaced
-    now; ``purges`` are ids whose content is erased in every stored version.
+    now; ``purges`` are ids whose content is erased in every stored version (the
+    body hash of each stays, so the chain still verifies: see `seals`).
     """
 
     commit: Commit
@@ -76,6 +77,9 @@ class Batch:
     closes: list[tuple[str, int]] = field(default_factory=list)
     purges: list[str] = field(default_factory=list)
     traces: list[TraceRow] = field(default_factory=list)
+    #: Per version, the (salt, erased body hash) to seal it with; None: fresh salts. An
+    #: import passes the exported ones, so every digest and hash comes out as exported.
+    seals: Sequence[tuple[str | None, str | None]] | None = None
 
 
 class Backend(Protocol):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -23,7 +23,8 @@ from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import require_current, upgrade
+from memcommit.store.backends.chain import seal_history
+from memcommit.store.backends.migrations import CHAIN_MIGRATION, require_current, upgrade
 from memcommit.store.records import from_text, to_text
 from memcommit.store.validate import flag, seconds
 
@@ -100,6 +101,7 @@ class SQLiteBackend(common.SQLBackend):
         synchronous: str = "FULL",
         busy_timeout: float = 30.0,
         read_only: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ):
         path = target.removeprefix("sqlite://") or ":memory:"
         if synchronous not in SYNCHRONOUS:
@@ -136,14 +138,18 @@ class SQLiteBackend(common.SQLBackend):
         conn.execute("PRAGMA secure_delete = ON")  # freed space is zeroed: purges leave nothing
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+        self._migrate(progress)
 
-    def _migrate(self) -> None:
-        """Apply the migrations not applied yet, under the writers' lock (idempotent)."""
+    def _migrate(self, progress: Callable[[int, int], None] | None) -> None:
+        """Apply the migrations not applied yet, under the writers' lock (idempotent).
+
+        A store that had history before the hash chain has it hashed once, in the
+        same transaction (``progress(done, rows)`` hears of it).
+        """
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            upgrade(
+            applied = upgrade(
                 "sqlite",
                 self.target,
                 conn.execute,
@@ -151,6 +157,13 @@ class SQLiteBackend(common.SQLBackend):
                 mark="?",
                 statements=split_statements,
             )
+            if CHAIN_MIGRATION in applied:
+                seal_history(
+                    self.rows,
+                    lambda text, params: conn.execute(text, params).fetchall(),
+                    conn.executemany,
+                    progress,
+                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -160,6 +173,7 @@ class SQLiteBackend(common.SQLBackend):
 
     @_mapped
     def begin(self) -> None:
+        self._sealed = None
         if self.read_only:  # a read snapshot (an export); a write in it is refused by SQLite
             self._conn.execute("BEGIN")
             return
