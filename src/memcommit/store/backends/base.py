@@ -7,12 +7,15 @@ implements `Backend` and registers its URL scheme (`memcommit.store.backends`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memcommit.model import Commit, Memory, Usage
+
+if TYPE_CHECKING:  # the chain's walk is built on the SQL base, which imports this module
+    from memcommit.store.backends.chain import Walk
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,15 @@ class Backend(Protocol):
         Run after a commit that purged: SQLite's write-ahead log, PostgreSQL's
         dead row versions. False when a reader still holds them (try again later).
         """
+
+    def hashes(self, seqs: Sequence[int]) -> list[tuple[int, str | None]]:
+        """(seq, stored chain hash) of each of ``seqs`` that is stored."""
+
+    def seals(self, memory_id: str) -> list[tuple[str | None, str | None, str | None]]:
+        """(salt, digest, erased body hash) of every version of one memory, oldest first."""
+
+    def chain(self, *, after: int = 0, progress: Callable[[int, int], None] | None = None) -> Walk:
+        """Verify the hash chain after commit ``after`` (`memcommit.store.backends.chain`)."""
 
     def check(self, *, full: bool = False) -> list[str]:
         """Problems found in the stored data (empty when every invariant holds).

@@ -190,7 +190,9 @@ def walk(
             problem = Problem("missing", prev_seq + 1, f"no commit is stored before commit {seq}")
         elif seq_of(commit_id) != seq:
             problem = Problem(
-                "reordered", seq, f"it holds commit {commit_id}, which names seq {seq_of(commit_id)}"
+                "reordered",
+                seq,
+                f"it holds commit {commit_id}, which names seq {seq_of(commit_id)}",
             )
         elif parent != prev_id:
             problem = Problem(
@@ -210,7 +212,10 @@ def walk(
                     memory_id, version,
                 )  # fmt: skip
             digests.append(seen[1])
-        if problem is None and seals.commit_hash(header_of(rows, prev_hash, row), digests) != stored:
+        if (
+            problem is None
+            and seals.commit_hash(header_of(rows, prev_hash, row), digests) != stored
+        ):
             problem = Problem(
                 "edited",
                 seq,

@@ -92,9 +92,9 @@ class Encoders:
             "    return sha(f'[\"{salt}\",{q(content)},{q(tags)},{q(metadata)}]'"
             ".encode()).hexdigest()\n"
             f"def version_digest(body, {args}):\n"
-            f"    return sha(f'[\"{VERSION_TAG}\","
+            f'    return sha(f\'["{VERSION_TAG}",'
             + ",".join(encoded(c) for c in head)
-            + ",\"{body}\"]'.encode()).hexdigest()\n"
+            + ',"{body}"]\'.encode()).hexdigest()\n'
         )
         namespace: dict[str, Any] = {
             "sha": _sha,

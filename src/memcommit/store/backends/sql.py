@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any, ClassVar, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, TypeVar
 
 from memcommit.errors import MemcommitError
 from memcommit.model import Commit, Memory, Usage
@@ -28,6 +28,9 @@ from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
 from memcommit.store.ids import seq_of
 from memcommit.store.records import change, memory, to_text
 from memcommit.store.records import commit as make_commit
+
+if TYPE_CHECKING:
+    from memcommit.store.backends.chain import Walk
 
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -408,7 +411,7 @@ def writes(
     changes = changes_text(batch)
     sealer = seals.Sealer(
         seals.commit_header(
-            parent_hash, seq, c.id, c.parent, to_text(c.time), c.author, c.message, changes
+            parent_hash, seq, c.id, c.parent, to_text(c.time) or "", c.author, c.message, changes
         )
     )
     given = batch.seals
@@ -673,6 +676,20 @@ def invariants(
             " AND trace_id IS NOT NULL GROUP BY trace_id, step HAVING count(*) > 1",
         ),
         (
+            "commit without a chain hash",
+            "SELECT seq FROM commits WHERE hash IS NULL",
+        ),
+        (
+            "memory version without a digest, or not either salted or erased",
+            "SELECT id, version FROM versions"
+            " WHERE digest IS NULL OR (salt IS NULL) = (erased IS NULL)",
+        ),
+        (
+            "erased memory version still holds content, tags or metadata",
+            "SELECT id, version FROM versions WHERE salt IS NULL"
+            " AND (content != '' OR tags != '[]' OR metadata != '{}')",
+        ),
+        (
             "purged memory still has content in some version",
             "SELECT DISTINCT v.id FROM versions v JOIN versions p"
             " ON p.id = v.id AND p.status = 'purged' AND p.end_seq IS NULL"
@@ -907,6 +924,27 @@ class SQLBackend:
     def state_items(self) -> list[tuple[str, str, str]]:
         # sorted in Python: code point order on every database, whatever its collation
         return sorted(self._select(f"SELECT {names(STATE)} FROM state"))
+
+    # -- the chain -----------------------------------------------------------------
+
+    def hashes(self, seqs: Sequence[int]) -> list[tuple[int, str | None]]:
+        if not seqs:
+            return []
+        params: list[Any] = []
+        text = "SELECT seq, hash FROM commits WHERE " + self.dialect.in_("seq", seqs, params)
+        return [(seq, h) for seq, h in self._select(text + " ORDER BY seq", params)]
+
+    def seals(self, memory_id: str) -> list[tuple[str | None, str | None, str | None]]:
+        text = (
+            f"SELECT {names((SALT, DIGEST, ERASED))} FROM versions"
+            f" WHERE id = {self.dialect.mark} ORDER BY version"
+        )
+        return [(salt, digest, erased) for salt, digest, erased in self._select(text, (memory_id,))]
+
+    def chain(self, *, after: int = 0, progress: Callable[[int, int], None] | None = None) -> Walk:
+        from memcommit.store.backends.chain import walk  # built on this module
+
+        return walk(self.rows, self._select, after=after, progress=progress)
 
     # -- integrity -----------------------------------------------------------------
 

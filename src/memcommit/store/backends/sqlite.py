@@ -158,12 +158,7 @@ class SQLiteBackend(common.SQLBackend):
                 statements=split_statements,
             )
             if CHAIN_MIGRATION in applied:
-                seal_history(
-                    self.rows,
-                    lambda text, params: conn.execute(text, params).fetchall(),
-                    conn.executemany,
-                    progress,
-                )
+                seal_history(self.rows, self._select, self._write_all, progress)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
