@@ -11,7 +11,8 @@ from memcommit.cli.docs import commands, root_context
 #: Commands over the whole store (or no store), which no tenant narrows.
 STORE_WIDE = {
     "memcommit check", "memcommit demo", "memcommit export", "memcommit import",
-    "memcommit init", "memcommit migrate", "memcommit tiers simulate", "memcommit workbench",
+    "memcommit init", "memcommit migrate", "memcommit tiers simulate", "memcommit verify",
+    "memcommit witness", "memcommit workbench",
 }  # fmt: skip
 
 
