@@ -54,6 +54,8 @@ def test_round_trip_through_postgres_keeps_everything(source, pg_url, tmp_path):
         assert raw(a) == raw(b) == raw(c)
         assert everything(a) == everything(c)
         assert there.head == a.head.id == b.head.id
+        assert a.witness() == b.witness() == c.witness()  # the chain moves with the history
+        assert b.verify().ok and c.verify().ok
         assert b.check().ok and c.check().ok
         with b.commit(message="life goes on") as tx:  # the copy is a working store
             tx.add("written after the move")

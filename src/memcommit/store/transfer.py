@@ -52,6 +52,7 @@ from typing import IO, Any
 from memcommit.errors import InvalidInput
 from memcommit.model import OPS, STATUSES, Change, Commit, Memory
 from memcommit.store import validate
+from memcommit.store.backends import seals
 from memcommit.store.backends.base import Backend, Batch, TraceRow
 from memcommit.store.records import memory as make_memory
 from memcommit.store.store import Store
@@ -533,6 +534,9 @@ class _Loader:
             self.backend.record_uses(replay_uses(self.usage))
         for namespace, key, value in self.state:  # after the uses: it holds their clock too
             self.backend.state_set(namespace, key, value)
+        if not self.chained:  # hashed here, not as written: the chain says where it starts
+            record = {"format": seals.FORMAT, "sealed_upto": self.total}
+            self.backend.state_set(*seals.CHAIN_STATE, json.dumps(record))
         return Summary(*self.counts.values())
 
     def _check_hashes(self) -> None:
