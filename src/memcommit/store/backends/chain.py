@@ -107,9 +107,9 @@ def _versions(select: Select, rows: Rows, after: int) -> Iterable[tuple[Any, ...
     while True:
         where = f"(seq > {mark} OR end_seq > {mark})"
         params: list[Any] = [after, after]
-        if last is not None:
-            where += f" AND (id > {mark} OR (id = {mark} AND version > {mark}))"
-            params += [last[0], last[0], last[1]]
+        if last is not None:  # a row value: both databases seek the primary key to it
+            where += f" AND (id, version) > ({mark}, {mark})"
+            params += [last[0], last[1]]
         page = select(
             f"SELECT {_VERSION_SELECT} FROM versions WHERE {where}"
             f" ORDER BY id, version LIMIT {PAGE}",

@@ -28,8 +28,9 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar, get_args, get_type_hints
 
+from memcommit.model import Memory
 from memcommit.store.records import to_text
 
 #: The version of the canonical encoding; stored in the chain record (`CHAIN_STATE`).
@@ -64,20 +65,51 @@ def salts(n: int) -> list[str]:
     return [raw[i : i + 32] for i in range(0, 32 * n, 32)]
 
 
+def _kinds() -> dict[str, str]:
+    """Each Memory field's JSON shape, from its annotation: str, int, float, bool, or other."""
+    kinds = {}
+    for name, hint in get_type_hints(Memory).items():
+        args = set(get_args(hint)) or {hint}
+        optional = type(None) in args
+        (base,) = args - {type(None)} if len(args - {type(None)}) == 1 else (object,)
+        shape = {str: "str", int: "int", float: "float", bool: "bool"}.get(base, "other")
+        kinds[name] = ("o" if optional else "") + shape
+    return kinds
+
+
+#: A field's encoding as an f-string part, from a value of a known shape (the write side:
+#: the Memory fields are checked), by the shape `_kinds` gives it.
+_TYPED = {
+    "str": "{{q({v})}}",
+    "ostr": '{{("null" if {v} is None else q({v}))}}',
+    "int": "{{{v}}}",
+    "oint": '{{("null" if {v} is None else {v})}}',
+    "float": "{{{v}!r}}",
+    "bool": '{{("true" if {v} else "false")}}',
+}
+
+
 class Encoders:
     """``body_hash`` and ``version_digest`` over stored values, compiled for one dialect.
 
     ``times_are_text``: the dialect stores times as `to_text` already (SQLite); otherwise
     a stored time is a datetime (PostgreSQL). Both read back exactly what they wrote, so
     a version's digest is the same computed from its row as written or as read.
+
+    Two spellings of the same encoding: ``head`` takes any stored value as it comes (a
+    string is always quoted, so a value of the wrong type, as an attacker may store it,
+    never encodes like a right one), ``typed_head`` trusts each field's type (a version
+    being written: its fields were checked) and is faster. ``body`` and both heads are
+    f-string texts over the field names, for `sql.Rows` to compile into its encoders.
     """
 
     def __init__(self, columns: Sequence[Any], *, times_are_text: bool) -> None:
         head = [c for c in columns if c.field not in BODY]
         self.head_fields = tuple(c.field for c in head)
         self.body_fields = BODY
+        kinds = _kinds()
 
-        def encoded(c: Any) -> str:
+        def generic(c: Any) -> str:
             v = c.field
             if c.codec == "time":
                 text = v if times_are_text else f"to_text({v})"
@@ -86,28 +118,38 @@ class Encoders:
                 return f'{{("true" if {v} else "false")}}'
             return f"{{(q({v}) if {v}.__class__ is str else scalar({v}))}}"
 
+        def typed(c: Any) -> str:
+            shape = kinds[c.field]
+            if c.codec in ("time", "flag") or shape not in _TYPED:
+                return generic(c)
+            return _TYPED[shape].format(v=c.field)
+
+        def text(parts: str) -> str:
+            return f"f'[\"{VERSION_TAG}\"," + parts + ",\"{body}\"]'"
+
+        self.body = "f'[\"{salt}\",{q(content)},{q(tags)},{q(metadata)}]'"
+        self.head = text(",".join(generic(c) for c in head))
+        self.typed_head = text(",".join(typed(c) for c in head))
         args = ", ".join(self.head_fields)
         source = (
             "def body_hash(salt, content, tags, metadata):\n"
-            "    return sha(f'[\"{salt}\",{q(content)},{q(tags)},{q(metadata)}]'"
-            ".encode()).hexdigest()\n"
+            f"    return sha({self.body}.encode()).hexdigest()\n"
             f"def version_digest(body, {args}):\n"
-            f'    return sha(f\'["{VERSION_TAG}",'
-            + ",".join(encoded(c) for c in head)
-            + ',"{body}"]\'.encode()).hexdigest()\n'
+            f"    return sha({self.head}.encode()).hexdigest()\n"
         )
-        namespace: dict[str, Any] = {
-            "sha": _sha,
-            "q": _quote,
-            "scalar": _scalar,
-            "to_text": to_text,
-        }
-        assert not namespace.keys() & set(self.head_fields), "a field shadows a helper"
-        exec(compile(source, "<memcommit seals>", "exec"), namespace)
+        exec(compile(source, "<memcommit seals>", "exec"), self.namespace)
         #: The hash of a version's body: ``body_hash(salt, content, tags, metadata)``.
-        self.body_hash: Callable[[str, str, str, str], str] = namespace["body_hash"]
+        self.body_hash: Callable[[str, str, str, str], str] = self.namespace["body_hash"]
         #: A version's digest: ``version_digest(body_hash, *head values in column order)``.
-        self.version_digest: Callable[..., str] = namespace["version_digest"]
+        self.version_digest: Callable[..., str] = self.namespace["version_digest"]
+
+    #: What the encoders' texts call: compile them with these names in scope.
+    namespace: ClassVar[dict[str, Any]] = {
+        "sha": _sha,
+        "q": _quote,
+        "scalar": _scalar,
+        "to_text": to_text,
+    }
 
 
 def commit_header(

@@ -249,22 +249,25 @@ class Rows:
             codec = "plain" if c.codec in same else c.codec
             return _TO_ROW[codec].format(v="m." + c.field)
 
-        self.seals = seals.Encoders(MEMORY, times_are_text=d.time_out is to_text)
-        namespace["body_hash"] = self.seals.body_hash
-        namespace["version_digest"] = self.seals.version_digest
+        self.seals = e = seals.Encoders(MEMORY, times_are_text=d.time_out is to_text)
+        namespace.update(e.namespace)
         fields_ = ", ".join(c.field for c in MEMORY)
-        head = ", ".join(self.seals.head_fields)
+        # the body's hash, then the digest (`seals`), inline: one call per version saved
+        digest = (
+            "    body = erased if salt is None else sha({body}.encode()).hexdigest()\n"
+            "    digest = sha({head}.encode()).hexdigest()\n"
+        )
         source = (
             f"def memory_of(row):\n    ({fields_},) = row\n    return memory({{"
             + ", ".join(f"{c.field!r}: {read(c)}" for c in MEMORY)
             + "})\n"
             "def version_row(m, end_seq, salt, erased):\n"
             + "".join(f"    {c.field} = {write(c)}\n" for c in MEMORY)
-            + "    body = erased if salt is None else body_hash(salt, content, tags, metadata)\n"
-            f"    return ({fields_}, end_seq, salt, version_digest(body, {head}), erased)\n"
-            f"def digest_of(row):\n    ({fields_}, end_seq, salt, digest, erased) = row\n"
-            "    body = erased if salt is None else body_hash(salt, content, tags, metadata)\n"
-            f"    return version_digest(body, {head})\n"
+            + digest.format(body=e.body, head=e.typed_head)
+            + f"    return ({fields_}, end_seq, salt, digest, erased)\n"
+            f"def digest_of(row):\n    ({fields_}, end_seq, salt, stored, erased) = row\n"
+            + digest.format(body=e.body, head=e.head)
+            + "    return digest\n"
         )
         assert not namespace.keys() & {c.field for c in MEMORY}, "a field shadows a helper"
         exec(compile(source, f"<memcommit rows {d.mark}>", "exec"), namespace)
