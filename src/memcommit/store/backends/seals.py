@@ -116,7 +116,10 @@ class Encoders:
                 return f'{{("null" if {v} is None else q({text}))}}'
             if c.codec == "flag":
                 return f'{{("true" if {v} else "false")}}'
-            return f"{{(q({v}) if {v}.__class__ is str else scalar({v}))}}"
+            return (
+                f'{{("null" if {v} is None else q({v}) if {v}.__class__ is str'
+                f" else {v} if {v}.__class__ is int else scalar({v}))}}"
+            )
 
         def typed(c: Any) -> str:
             shape = kinds[c.field]
@@ -125,7 +128,7 @@ class Encoders:
             return _TYPED[shape].format(v=c.field)
 
         def text(parts: str) -> str:
-            return f"f'[\"{VERSION_TAG}\"," + parts + ",\"{body}\"]'"
+            return f'f\'["{VERSION_TAG}",' + parts + ',"{body}"]\''
 
         self.body = "f'[\"{salt}\",{q(content)},{q(tags)},{q(metadata)}]'"
         self.head = text(",".join(generic(c) for c in head))
