@@ -41,8 +41,9 @@ from memcommit.store.validate import flag
 DEFAULT_SCHEMA = "memcommit"
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 _LOCK_SPACE = 0x6D656D63  # "memc": first key of every advisory lock memcommit takes
-#: Above this many new versions a commit streams them with COPY instead of INSERTs.
-_COPY_FROM = 64
+#: Above this many new versions a commit streams them with COPY instead of INSERTs; up
+#: to it, `sql.writes` makes the rows (and the hash) at once, so they can wait in the queue.
+_COPY_FROM = common.SEAL_FIRST
 _COPY_VERSIONS = f"COPY versions ({common.names(common.VERSION_ROW)}) FROM STDIN"
 #: Where the hash sits in the tip row `begin` reads (every commit column but the changes).
 _TIP_HASH = [c.name for c in common.COMMIT].index("hash")
