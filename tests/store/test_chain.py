@@ -284,3 +284,22 @@ def test_verify_inside_a_commit_is_refused(store):
     with pytest.raises(InvalidInput), store.commit() as tx:
         tx.add("x")
         store.verify()
+
+
+def test_writers_go_on_while_verify_reads_its_snapshot(make_store, clock, store_backend):
+    store = make_store(clock=clock)
+    with store.commit() as tx:
+        tx.add("before")
+    waits = {"busy_timeout": 1} if store_backend == "sqlite" else {"lock_timeout": 1}
+    other = make_store(**waits)  # the same store, another connection: another writer
+    landed = []
+
+    def meanwhile(done, total):
+        if not landed:
+            with other.commit() as tx:  # would time out if verify held the writers' lock
+                tx.add("during")
+            landed.append(other.head_seq)
+
+    report = store.verify(progress=meanwhile)
+    assert landed == [2] and report.ok and report.head.seq == 1  # the snapshot: not seen
+    assert store.verify().head.seq == 2

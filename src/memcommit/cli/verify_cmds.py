@@ -27,7 +27,7 @@ def verify_cmd(store_target: str, since: str | None, expect: str | None, as_json
     Every version's digest is recomputed from its fields and every commit's hash
     from its fields, its parent's hash and its versions' digests. The first
     problem is named with how it fails: edited, missing, reordered, inserted,
-    or (with --expect) behind or forked. Writers wait while it runs.
+    or (with --expect) behind or forked. Writers go on while it runs.
 
     Example:
 

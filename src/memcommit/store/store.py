@@ -138,9 +138,10 @@ class Store(StoreApi):
         names the first commit or version that does not match and how (edited,
         missing, reordered, inserted). ``since`` (a seq, or a witness verified
         before) checks only the commits after it; ``expect`` (a `Witness`, or its
-        text) also refuses a store behind it or forked from it. Runs in one
-        transaction: writers wait until it ends. ``progress(done, total)`` is
-        told as rows are checked. See docs/verification.md.
+        text) also refuses a store behind it or forked from it. Reads one
+        snapshot, so commits landing meanwhile (other processes go on writing)
+        are not seen. ``progress(done, total)`` is told as rows are checked.
+        See docs/verification.md.
         """
         with self._core.lock:
             self._core.check_open()

@@ -143,11 +143,11 @@ def verify(
     expect: Any = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> VerifyReport:
-    """`Store.verify` over ``backend``, in one transaction (writers wait until it ends)."""
+    """`Store.verify` over ``backend``, in one read snapshot (writers go on meanwhile)."""
     expected = None if expect is None else Witness.parse(expect, field="expect")
     if progress is not None and not callable(progress):
         raise InvalidInput("progress", progress, "must be callable as progress(done, total)")
-    backend.begin()
+    backend.begin_read()
     try:
         after, problems = since_seq(backend, since)
         walked = backend.chain(after=after, progress=progress)

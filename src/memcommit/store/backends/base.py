@@ -91,6 +91,12 @@ class Backend(Protocol):
     def begin(self) -> None:
         """Start the write transaction of one commit and take the writers' lock."""
 
+    def begin_read(self) -> None:
+        """Start a read-only snapshot: later reads agree with each other, writers do not wait.
+
+        End it with `rollback`.
+        """
+
     def write(self, batch: Batch) -> None:
         """Apply every row write of a commit inside the open transaction."""
 

@@ -321,6 +321,18 @@ class PostgresBackend(common.SQLBackend):
             self._tip, self._sealed = tip or (), None
             return
 
+    @_mapped
+    def begin_read(self) -> None:
+        """A repeatable-read, read-only transaction: one snapshot, no advisory lock."""
+        conn = self._pool.getconn()
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except BaseException:
+            self._pool.putconn(conn)
+            raise
+        self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
+        self._tip, self._sealed = None, None
+
     def write(self, batch: Batch) -> None:
         """Queue the commit's rows; they go out with COMMIT (or the transaction's next read).
 

@@ -175,6 +175,12 @@ class SQLiteBackend(common.SQLBackend):
         self._conn.execute("BEGIN IMMEDIATE")
 
     @_mapped
+    def begin_read(self) -> None:
+        """A deferred transaction: its first read fixes a snapshot (WAL keeps it for us)."""
+        self._sealed = None
+        self._conn.execute("BEGIN")
+
+    @_mapped
     def commit(self) -> None:
         self._conn.execute("COMMIT")
         if self._written is not None and self._tip_at is not None:
