@@ -303,3 +303,14 @@ def test_writers_go_on_while_verify_reads_its_snapshot(make_store, clock, store_
     report = store.verify(progress=meanwhile)
     assert landed == [2] and report.ok and report.head.seq == 1  # the snapshot: not seen
     assert store.verify().head.seq == 2
+
+
+def test_rows_that_no_longer_decode_are_edited_not_a_crash(history, store_backend):
+    store, (a, _, _) = history
+    if store_backend == "sqlite":  # SQLite keeps whatever type it is given
+        edit(store, ("UPDATE versions SET valid_from = 12 WHERE id = ? AND version = 1", a))
+        problem = only(store.verify())
+        assert (problem.kind, problem.memory_id) == ("edited", a)
+    edit(store, "UPDATE commits SET changes = '{not json' WHERE seq = 3")
+    kinds = {(p.kind, p.seq) for p in store.verify().problems}
+    assert ("edited", 3) in kinds

@@ -70,19 +70,19 @@ class Problem:
 
 @dataclass
 class Walk:
-    """What one walk saw: the problems, the counts, and the newest commit it read."""
+    """What one walk saw: the problems, and how many commits and versions it checked."""
 
     problems: list[Problem] = field(default_factory=list)
     commits: int = 0
     versions: int = 0
-    tip: tuple[int, str, str | None] | None = None  # (seq, id, stored hash)
 
 
-def _time_text(rows: Rows, stored: Any) -> str:
-    return to_text(rows.dialect.time_in(stored))  # type: ignore[return-value]
+def _time_text(stored: Any) -> str:
+    """A stored commit time as the canonical text: SQLite stores that text itself."""
+    return stored if isinstance(stored, str) else to_text(stored)  # type: ignore[return-value]
 
 
-def header_of(rows: Rows, parent_hash: str | None, row: Sequence[Any]) -> bytes:
+def header_of(parent_hash: str | None, row: Sequence[Any]) -> bytes:
     """The canonical header of a stored commit row (`COMMIT` order)."""
     f = dict(zip((c.field for c in COMMIT), row, strict=True))
     return seals.commit_header(
@@ -90,7 +90,7 @@ def header_of(rows: Rows, parent_hash: str | None, row: Sequence[Any]) -> bytes:
         f["seq"],
         f["id"],
         f["parent"],
-        _time_text(rows, f["time"]),
+        _time_text(f["time"]),
         f["author"],
         f["message"],
         f["changes"],
@@ -184,48 +184,14 @@ def walk(
     for row in _commits(select, after, mark):
         tally.step()
         out.commits += 1
-        seq, commit_id, parent, stored = row[0], row[1], row[2], row[6]
-        problem = None
-        if seq != prev_seq + 1:
-            problem = Problem("missing", prev_seq + 1, f"no commit is stored before commit {seq}")
-        elif seq_of(commit_id) != seq:
-            problem = Problem(
-                "reordered",
-                seq,
-                f"it holds commit {commit_id}, which names seq {seq_of(commit_id)}",
-            )
-        elif parent != prev_id:
-            problem = Problem(
-                "reordered", seq, f"its parent is {parent}, not the commit before it ({prev_id})"
-            )
-        digests: list[str] = []
-        for memory_id, version in seals.wrote(json.loads(row[-1])):
-            seen = found.pop((memory_id, version), None)
-            if seen is None:
-                problem = problem or Problem(
-                    "missing", seq, "the version it wrote is not stored", memory_id, version
-                )
-                continue
-            if seen[0] != seq:
-                problem = problem or Problem(
-                    "reordered", seq, f"its version is stored as commit {seen[0]}'s",
-                    memory_id, version,
-                )  # fmt: skip
-            digests.append(seen[1])
-        if (
-            problem is None
-            and seals.commit_hash(header_of(rows, prev_hash, row), digests) != stored
-        ):
-            problem = Problem(
-                "edited",
-                seq,
-                "its hash does not match its fields, its versions and its parent's hash"
-                " (this commit or its parent's hash was rewritten)",
-            )
+        seq = row[0]
+        try:
+            problem = _commit_problem(row, prev_seq, prev_id, prev_hash, found)
+        except (ValueError, TypeError, IndexError, AttributeError) as exc:  # not decodable
+            problem = Problem("edited", seq, f"it cannot be read back ({exc})")
         if problem is not None:
             out.problems.append(problem)
-        prev_seq, prev_id, prev_hash = seq, commit_id, stored
-        out.tip = (seq, commit_id, stored)
+        prev_seq, prev_id, prev_hash = seq, row[1], row[6]
     for (memory_id, version), (seq, _) in sorted(found.items(), key=lambda kv: kv[1][0]):
         if seq > after:
             out.problems.append(
@@ -235,6 +201,55 @@ def walk(
     out.problems.sort(key=lambda p: p.seq if p.seq is not None else 0)
     del out.problems[MOST:]
     return out
+
+
+def _commit_problem(
+    row: tuple[Any, ...],
+    prev_seq: int,
+    prev_id: str | None,
+    prev_hash: str | None,
+    found: dict[tuple[str, int], tuple[int, str]],
+) -> Problem | None:
+    """What is wrong with one stored commit, given the one before it (None: nothing).
+
+    Takes the commit's versions out of ``found``, so what is left at the end was
+    written by no commit.
+    """
+    seq, commit_id, parent, stored = row[0], row[1], row[2], row[6]
+    problem = None
+    if seq != prev_seq + 1:
+        gap = f"{prev_seq + 1}" if seq == prev_seq + 2 else f"{prev_seq + 1} to {seq - 1}"
+        problem = Problem("missing", prev_seq + 1, f"commit {gap} is not stored")
+    elif seq_of(commit_id) != seq:
+        problem = Problem(
+            "reordered", seq, f"it holds commit {commit_id}, which names seq {seq_of(commit_id)}"
+        )
+    elif parent != prev_id:
+        problem = Problem(
+            "reordered", seq, f"its parent is {parent}, not the commit before it ({prev_id})"
+        )
+    digests: list[str] = []
+    for memory_id, version in seals.wrote(json.loads(row[-1])):
+        seen = found.pop((memory_id, version), None)
+        if seen is None:
+            problem = problem or Problem(
+                "missing", seq, "the version it wrote is not stored", memory_id, version
+            )
+            continue
+        if seen[0] != seq:
+            problem = problem or Problem(
+                "reordered", seq, f"its version is stored as commit {seen[0]}'s",
+                memory_id, version,
+            )  # fmt: skip
+        digests.append(seen[1])
+    if problem is None and seals.commit_hash(header_of(prev_hash, row), digests) != stored:
+        problem = Problem(
+            "edited",
+            seq,
+            "its hash does not match its fields, its versions and its parent's hash"
+            " (this commit or its parent's hash was rewritten)",
+        )
+    return problem
 
 
 def _check_versions(
@@ -269,9 +284,14 @@ def _check_versions(
             add("edited", prev, f"it ends at commit {prev[_END]}; its next version is {r[_SEQ]}'s")
         if prev is None or prev[_ID] != r[_ID]:
             erased_in = None
-        digest = digest_of(r)
-        if digest != r[_DIGEST]:
-            add("edited", r, "its fields do not match its digest")
+        try:
+            digest = digest_of(r)
+        except (TypeError, ValueError) as exc:  # a value of a type no field holds
+            digest = ""
+            add("edited", r, f"it cannot be read back ({exc})")
+        else:
+            if digest != r[_DIGEST]:
+                add("edited", r, "its fields do not match its digest")
         if r[_SALT] is None:
             erased_in = r[_ID]
             if tuple(r[i] for i in _BODY) != _EMPTY_BODY:
@@ -313,7 +333,7 @@ def seal_history(
         tally.step()
         wrote = seals.wrote(json.loads(row[-1]))
         parent_hash = seals.commit_hash(
-            header_of(rows, parent_hash, row), [digests[k] for k in wrote if k in digests]
+            header_of(parent_hash, row), [digests[k] for k in wrote if k in digests]
         )
         hashes.append((parent_hash, row[0]))
     write_all(f"UPDATE commits SET hash = {p} WHERE seq = {p}", hashes)
