@@ -312,32 +312,33 @@ def seal_history(
     Records `seals.CHAIN_STATE` with ``sealed_upto``: the hashes of those commits
     vouch for the history as it stood at this migration, not as it was written.
     """
-    versions = select(f"SELECT {_VERSION_SELECT} FROM versions", ())
-    commits = select(f"SELECT {_COMMIT_SELECT} FROM commits ORDER BY seq", ())
-    tally = _Tally(progress, len(versions) + len(commits))
+    p = rows.dialect.mark
+    tally = _Tally(progress, _counted(select, 0, p) if progress else 0)
     digests: dict[tuple[str, int], str] = {}
-    sealed = []
-    for r, salt in zip(versions, seals.salts(len(versions)), strict=True):
+    seal = f"UPDATE versions SET salt = {p}, digest = {p} WHERE id = {p} AND version = {p}"
+    sealed: list[tuple[str, str, str, int]] = []
+    for r in _versions(select, rows, 0):  # a page at a time, each sealed before the next
         tally.step()
-        row = (*r[:_SALT], salt, *r[_SALT + 1 :])
-        digest = rows.digest_of(row)
+        (salt,) = seals.salts(1)
+        digest = rows.digest_of((*r[:_SALT], salt, *r[_SALT + 1 :]))
         digests[(r[_ID], r[_VERSION])] = digest
         sealed.append((salt, digest, r[_ID], r[_VERSION]))
-    p = rows.dialect.mark
-    write_all(
-        f"UPDATE versions SET salt = {p}, digest = {p} WHERE id = {p} AND version = {p}", sealed
-    )
+        if len(sealed) == PAGE:
+            write_all(seal, sealed)
+            sealed = []
+    write_all(seal, sealed)
     parent_hash = None
-    hashes = []
-    for row in commits:
+    upto = 0
+    hashes: list[tuple[str, int]] = []
+    for row in _commits(select, 0, p):
         tally.step()
         wrote = seals.wrote(json.loads(row[-1]))
         parent_hash = seals.commit_hash(
             header_of(parent_hash, row), [digests[k] for k in wrote if k in digests]
         )
         hashes.append((parent_hash, row[0]))
+        upto = row[0]
     write_all(f"UPDATE commits SET hash = {p} WHERE seq = {p}", hashes)
-    upto = commits[-1][0] if commits else 0
     record = json.dumps({"format": seals.FORMAT, "sealed_upto": upto})
     write_all(
         f"INSERT INTO state (namespace, name, value) VALUES ({p}, {p}, {p})",
