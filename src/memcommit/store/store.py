@@ -35,8 +35,10 @@ def open(
     backwards); ``options`` go to the backend (SQLite: ``synchronous``,
     ``busy_timeout`` in seconds; PostgreSQL: ``schema``, ``connect_timeout``,
     ``lock_timeout``, ``pool_size``; both: ``read_only=True`` opens an existing,
-    migrated store that refuses every write); an option the backend does not
-    take is an InvalidInput naming it.
+    migrated store that refuses every write, and ``progress(done, total)`` is told
+    while the open hashes a history written before the hash chain, once: see
+    docs/verification.md); an option the backend does not take is an
+    InvalidInput naming it.
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")
