@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from chain_helpers import edit, rows
 
+from memcommit.errors import InvalidInput
 from memcommit.store.backends.migrations import CHAIN_MIGRATION, migrations
 
 
@@ -71,3 +73,9 @@ def test_reopening_hashes_nothing_again(make_store, clock):
     again = make_store(clock=clock, progress=lambda done, total: told.append(done))
     assert told == [] and rows(again, "SELECT seq, hash FROM commits") == hashes
     assert again.verify().sealed_upto == 0
+
+
+def test_a_progress_that_cannot_be_called_is_refused(make_store):
+    with pytest.raises(InvalidInput) as err:
+        make_store(progress="loud")
+    assert err.value.field == "progress"

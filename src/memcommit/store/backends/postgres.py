@@ -166,6 +166,8 @@ class PostgresBackend(common.SQLBackend):
         if not 0 < lock_timeout <= 86400:
             raise InvalidInput("lock_timeout", lock_timeout, "must be between 0 and 86400 seconds")
         self.lock_timeout = lock_timeout
+        if progress is not None and not callable(progress):
+            raise InvalidInput("progress", progress, "must be callable as progress(done, total)")
         conninfo, self.schema = split_target(target, schema, connect_timeout)
         self._conninfo = conninfo
         self.target = f"{shown(conninfo)} schema={self.schema}"

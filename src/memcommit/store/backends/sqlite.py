@@ -108,6 +108,8 @@ class SQLiteBackend(common.SQLBackend):
             raise InvalidInput("synchronous", synchronous, f"must be one of {SYNCHRONOUS}")
         busy_timeout = seconds("busy_timeout", busy_timeout)
         flag("read_only", read_only)
+        if progress is not None and not callable(progress):
+            raise InvalidInput("progress", progress, "must be callable as progress(done, total)")
         self.target = path
         # A store on read-only media (a read-only mount, an immutable file) opens for reading.
         read_only = read_only or (path != ":memory:" and os.path.isfile(path) and _unwritable(path))
