@@ -9,7 +9,7 @@ head to keep outside the store (docs/verification.md).
 
 from memcommit.store.backends import register
 from memcommit.store.backends.base import Backend, Batch, MemoryQuery, TraceRow
-from memcommit.store.backends.chain import Problem
+from memcommit.store.backends.problems import Problem
 from memcommit.store.check import CheckReport
 from memcommit.store.protocols import CommitRef, StoreLike, TenantViewLike, ViewLike
 from memcommit.store.store import Store, open

@@ -17,7 +17,7 @@ from typing import Any
 
 from memcommit.errors import InvalidInput
 from memcommit.store.backends.base import Backend
-from memcommit.store.backends.chain import Problem
+from memcommit.store.backends.problems import Problem
 from memcommit.store.backends.seals import CHAIN_STATE, FORMAT
 
 _TEXT = re.compile(r"memcommit-witness/(\d+) seq=(\d+) id=([0-9a-f]{32}|-) hash=([0-9a-f]{64}|-)\Z")

@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from memcommit.model import Commit, Memory, Usage
-
-if TYPE_CHECKING:  # the chain's walk is built on the SQL base, which imports this module
-    from memcommit.store.backends.chain import Walk
+from memcommit.store.backends.problems import Walk
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from memcommit.store.backends import seals
+from memcommit.store.backends.problems import Problem, Walk
 from memcommit.store.backends.sql import COMMIT, VERSION_ROW, Rows, names
 from memcommit.store.ids import seq_of
 from memcommit.store.records import to_text
@@ -29,15 +29,6 @@ Progress = Callable[[int, int], None]
 PAGE = 5000
 #: The most problems one walk lists (the first is the one that matters).
 MOST = 20
-#: How each kind of problem reads; `Problem.kind` is one of these keys.
-KINDS = {
-    "edited": "its stored fields do not match its digest or hash",
-    "missing": "a row the chain names is not stored",
-    "reordered": "a row is stored out of its place in the chain",
-    "inserted": "a row is stored that no commit of the chain wrote",
-    "behind": "the store is older than the witness",
-    "forked": "the store's history differs from the witness's",
-}
 _COMMIT_SELECT = names(COMMIT)
 _VERSION_SELECT = names(VERSION_ROW)
 _POS = {c.field: i for i, c in enumerate(VERSION_ROW)}
@@ -45,36 +36,6 @@ _ID, _VERSION, _SEQ, _END = _POS["id"], _POS["version"], _POS["updated_commit"],
 _SALT, _DIGEST, _STATUS = _POS["salt"], _POS["digest"], _POS["status"]
 _BODY = tuple(_POS[f] for f in seals.BODY)
 _EMPTY_BODY = ("", "[]", "{}")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing the chain does not vouch for: which commit or version, and how.
-
-    ``kind`` is a key of `KINDS`; ``seq`` the commit it concerns (the first one a
-    reader would be misled from); ``memory_id`` and ``version`` name a version.
-    """
-
-    kind: str
-    seq: int | None
-    detail: str
-    memory_id: str | None = None
-    version: int | None = None
-
-    def __str__(self) -> str:
-        what = f"commit {self.seq}" if self.seq is not None else "the store"
-        if self.memory_id is not None:
-            what += f", memory {self.memory_id} version {self.version}"
-        return f"{what}: {self.kind}: {self.detail}"
-
-
-@dataclass
-class Walk:
-    """What one walk saw: the problems, and how many commits and versions it checked."""
-
-    problems: list[Problem] = field(default_factory=list)
-    commits: int = 0
-    versions: int = 0
 
 
 def _time_text(stored: Any) -> str:
@@ -156,6 +117,16 @@ class _Tally:
     def end(self) -> None:
         if self.progress is not None:
             self.progress(self.done, self.total)
+
+
+class Chained:
+    """`Backend.chain` of a SQL backend: ``class MyBackend(Chained, sql.SQLBackend)``."""
+
+    rows: ClassVar[Rows]
+    _select: Select
+
+    def chain(self, *, after: int = 0, progress: Progress | None = None) -> Walk:
+        return walk(self.rows, self._select, after=after, progress=progress)
 
 
 def walk(

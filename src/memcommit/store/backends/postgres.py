@@ -34,7 +34,7 @@ from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.chain import seal_history
+from memcommit.store.backends.chain import Chained, seal_history
 from memcommit.store.backends.migrations import CHAIN_MIGRATION, require_current, upgrade
 from memcommit.store.validate import flag
 
@@ -142,7 +142,7 @@ def shown(conninfo: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
-class PostgresBackend(common.SQLBackend):
+class PostgresBackend(Chained, common.SQLBackend):
     """Commits and memory versions in one schema of a PostgreSQL database."""
 
     dialect = POSTGRES

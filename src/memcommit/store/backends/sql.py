@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, TypeVar
+from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from memcommit.errors import MemcommitError
 from memcommit.model import Commit, Memory, Usage
@@ -28,9 +28,6 @@ from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
 from memcommit.store.ids import seq_of
 from memcommit.store.records import change, memory, to_text
 from memcommit.store.records import commit as make_commit
-
-if TYPE_CHECKING:
-    from memcommit.store.backends.chain import Walk
 
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -943,11 +940,6 @@ class SQLBackend:
             f" WHERE id = {self.dialect.mark} ORDER BY version"
         )
         return [(salt, digest, erased) for salt, digest, erased in self._select(text, (memory_id,))]
-
-    def chain(self, *, after: int = 0, progress: Callable[[int, int], None] | None = None) -> Walk:
-        from memcommit.store.backends.chain import walk  # built on this module
-
-        return walk(self.rows, self._select, after=after, progress=progress)
 
     # -- integrity -----------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.chain import seal_history
+from memcommit.store.backends.chain import Chained, seal_history
 from memcommit.store.backends.migrations import CHAIN_MIGRATION, require_current, upgrade
 from memcommit.store.records import from_text, to_text
 from memcommit.store.validate import flag, seconds
@@ -87,7 +87,7 @@ CHECKS = common.invariants(
 )
 
 
-class SQLiteBackend(common.SQLBackend):
+class SQLiteBackend(Chained, common.SQLBackend):
     """Commits and memory versions in one SQLite database."""
 
     dialect = SQLITE
