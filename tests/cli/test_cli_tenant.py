@@ -12,7 +12,7 @@ from memcommit.cli.docs import commands, root_context
 STORE_WIDE = {
     "memcommit check", "memcommit demo", "memcommit export", "memcommit import",
     "memcommit init", "memcommit migrate", "memcommit tenants", "memcommit tiers simulate",
-    "memcommit workbench",
+    "memcommit verify", "memcommit witness", "memcommit workbench",
 }  # fmt: skip
 
 

@@ -102,7 +102,7 @@ def test_round_trip_is_exact(tmp_path, now):
     assert summary.commits == 6
     assert summary.traces == 3
     assert summary.usages == 4
-    assert summary.states == 2  # the use clock and the example
+    assert summary.states == 3  # the use clock, the chain's record and the example
     assert exported(target) == text
     before, after = everything(source), everything(target)
     assert after == before

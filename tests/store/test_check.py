@@ -39,7 +39,11 @@ def broken(path, *statements):
 
 
 def test_gap_in_the_sequence(path):
-    assert "gap" in broken(path, "INSERT INTO commits VALUES (5, 'x', NULL, 't', 'a', 'm', '[]')")
+    assert "gap" in broken(
+        path,
+        "INSERT INTO commits (seq, id, parent, time, author, message, changes)"
+        " VALUES (5, 'x', NULL, 't', 'a', 'm', '[]')",
+    )
 
 
 def test_dangling_supersede(path):

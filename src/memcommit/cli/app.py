@@ -142,6 +142,14 @@ COMMANDS = {
     "update": Entry(
         _WRITE, "Write a new version of a memory with some fields changed (Transaction.update)."
     ),
+    "verify": Entry(
+        "memcommit.cli.verify_cmds",
+        "Walk the hash chain (Store.verify); exit code 1 if a commit or version does not match.",
+    ),
+    "witness": Entry(
+        "memcommit.cli.verify_cmds",
+        "Print the newest commit's witness line (Store.witness), to keep outside the store.",
+    ),
     "workbench": Entry(
         "memcommit.cli.workbench_cmds",
         "Open the retrieval workbench: every record recall() selected or left out, and why.",

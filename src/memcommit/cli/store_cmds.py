@@ -25,6 +25,7 @@ from memcommit.cli.app import (
 )
 from memcommit.cli.ids import resolve_as_of, resolve_memory
 from memcommit.cli.opening import opened
+from memcommit.cli.progress import progress_bar
 from memcommit.cli.tables import (
     changes_table,
     commit_line,
@@ -56,11 +57,18 @@ def as_of_option(fn):
 def init_cmd(store_target: str, as_json: bool) -> None:
     """Create a store (or bring an existing one's schema up to date).
 
+    A store written before the hash chain has its history hashed once here,
+    with a progress bar (any first read-write open would do it, silently).
+
     Example:
 
         memcommit init --store agent.db
     """
-    with opened(store_target, create=True) as store:
+    import memcommit
+
+    with progress_bar("hashing the history", as_json=as_json) as progress:
+        store = memcommit.open(store_target, progress=progress)
+    with store:
         head = store.head
     if as_json:
         print_json({"store": store_target, "head": None if head is None else head.seq})

@@ -54,26 +54,28 @@ def export_command(output: str, store_target: str, as_json: bool) -> None:
 
 @main.command("import")
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--expect", help="A witness line: refuse an export behind it or forked from it.")
 @store_option
 @json_option
 @handle_errors
-def import_command(input_path: str, store_target: str, as_json: bool) -> None:
+def import_command(input_path: str, expect: str | None, store_target: str, as_json: bool) -> None:
     """Rebuild a store from a JSON Lines export (INPUT, or "-" for stdin).
 
     The target store must be empty (a new file): commits keep their ids,
     sequence numbers and times, so the import is the same history, not a copy
-    of its latest state. All of it lands, or (on a bad line) nothing does.
+    of its latest state. Every commit's hash is recomputed and must be the one
+    exported. All of it lands, or (on a bad line) nothing does.
 
     Example:
 
-        memcommit import --store restored.db backup.jsonl
+        memcommit import --store restored.db --expect "$(cat agent.witness)" backup.jsonl
     """
     with click.open_file(input_path, "r", encoding="utf-8") as source:
         source.read(0)  # a missing or unreadable INPUT fails here, before a store is created
-        _import(store_target, source, as_json=as_json)
+        _import(store_target, source, as_json=as_json, expect=expect)
 
 
-def _import(store_target: str, source, *, as_json: bool) -> None:
+def _import(store_target: str, source, *, as_json: bool, expect: str | None = None) -> None:
     from memcommit.store.transfer import import_jsonl
 
     store = open_store(store_target, create=True)
@@ -84,7 +86,7 @@ def _import(store_target: str, source, *, as_json: bool) -> None:
                 "store", store_target, f"has {head.seq} commits; import only into a new, empty one"
             )
         with progress_bar("importing", as_json=as_json) as progress:
-            summary = import_jsonl(store, source, progress=progress)
+            summary = import_jsonl(store, source, progress=progress, expect=expect)
     finally:
         store.close()
     _report("imported", summary, as_json=as_json, to_stderr=False)

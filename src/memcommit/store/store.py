@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from memcommit.errors import InvalidInput
 from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
+from memcommit.store import verify as verification
 from memcommit.store.backends import open_backend
 from memcommit.store.backends.base import Backend
 from memcommit.store.check import CheckReport
@@ -16,6 +17,7 @@ from memcommit.store.core import Core
 from memcommit.store.operations import StoreApi
 from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.tenant import TenantView
+from memcommit.store.verify import VerifyReport, Witness
 
 
 def open(
@@ -33,8 +35,10 @@ def open(
     backwards); ``options`` go to the backend (SQLite: ``synchronous``,
     ``busy_timeout`` in seconds; PostgreSQL: ``schema``, ``connect_timeout``,
     ``lock_timeout``, ``pool_size``; both: ``read_only=True`` opens an existing,
-    migrated store that refuses every write); an option the backend does not
-    take is an InvalidInput naming it.
+    migrated store that refuses every write, and ``progress(done, total)`` is told
+    while the open hashes a history written before the hash chain, once: see
+    docs/verification.md); an option the backend does not take is an
+    InvalidInput naming it.
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")
@@ -121,6 +125,43 @@ class Store(StoreApi):
         with self._core.lock:
             self._core.check_open()
             return CheckReport(tuple(self._core.backend.check(full=full)))
+
+    def verify(
+        self,
+        *,
+        since: int | Witness | str | None = None,
+        expect: Witness | str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> VerifyReport:
+        """Walk the hash chain: is every stored commit and version the one that was written?
+
+        Recomputes each version's digest from its fields and each commit's hash
+        from its fields, its parent's hash and its versions' digests; the report
+        names the first commit or version that does not match and how (edited,
+        missing, reordered, inserted). ``since`` (a seq, or a witness verified
+        before) checks only the commits after it; ``expect`` (a `Witness`, or its
+        text) also refuses a store behind it or forked from it. Reads one
+        snapshot, so commits landing meanwhile (other processes go on writing)
+        are not seen. ``progress(done, total)`` is told as rows are checked.
+        See docs/verification.md.
+        """
+        with self._core.lock:
+            self._core.check_open()
+            if self._core.in_my_commit():
+                raise InvalidInput("verify", "inside a commit", "runs outside a commit")
+            return verification.verify(
+                self._core.backend, since=since, expect=expect, progress=progress
+            )
+
+    def witness(self) -> Witness:
+        """The newest commit's (seq, id, hash), to keep outside the store: ``str(w)`` is a line.
+
+        Hand it back as ``verify(expect=w)`` later: a store rolled back behind
+        it, or rewritten from it on, fails.
+        """
+        with self._core.lock:
+            self._core.check_open()
+            return verification.witness(self._core.backend)
 
     def scrub(self) -> bool:
         """Remove the copies of purged content the database keeps beyond the live rows.

@@ -8,9 +8,9 @@ policy state). Loading writes them back through the
 sequence numbers included, and ``migrate`` can copy between backends with the
 same two functions. JSON Lines is the file format: one record per line.
 
-    {"type": "header", "format": "memcommit-export", "version": 1, "commits": N}
-    {"type": "commit", "seq": 1, ...}      then the versions that commit wrote:
-    {"type": "version", "id": ..., "version": 1, ..., "end_seq": 7}
+    {"type": "header", "format": "memcommit-export", "version": 3, "commits": N}
+    {"type": "commit", "seq": 1, ..., "hash": "<hex>"}   then the versions it wrote:
+    {"type": "version", "id": ..., "version": 1, ..., "end_seq": 7, "salt": ..., "digest": ...}
     {"type": "trace", ...}                 after the last commit it refers to
     {"type": "usage", "id": ..., "count": 3, "first_tick": 1, "last_tick": 9}
     {"type": "state", "namespace": "tiers", "key": ..., "value": "<JSON text>"}
@@ -19,9 +19,15 @@ same two functions. JSON Lines is the file format: one record per line.
 The trailer is the file's last line: ``lines`` counts the lines before it,
 ``counts`` the records of each type, ``sha256`` is the digest of those lines'
 UTF-8 bytes (newlines included). A file without it was cut short; a digest that
-differs means a line was edited, reordered or dropped. `import_jsonl` refuses
-both, naming the line, before anything lands; `export_file` writes a temporary
-file beside the target and renames it into place only once it is complete.
+differs means a line was edited, reordered or dropped. That digest is a
+checksum anyone can recompute; the evidence is the hash chain the export
+carries (each commit's ``hash``, each version's ``salt``, ``digest`` and, once
+purged, ``erased``: docs/verification.md). The import recomputes every hash
+from the records and refuses a commit whose hash differs from the one
+exported, and with ``expect`` a chain behind or forked from that witness.
+`import_jsonl` refuses each of these, naming the line, before anything lands;
+`export_file` writes a temporary file beside the target and renames it into
+place only once it is complete.
 
 A load is all or nothing: it runs in one backend transaction, checks every
 record as it reads it (naming the line and the field of a bad one), and checks
@@ -46,12 +52,16 @@ from typing import IO, Any
 from memcommit.errors import InvalidInput
 from memcommit.model import OPS, STATUSES, Change, Commit, Memory
 from memcommit.store import validate
+from memcommit.store.backends import seals
 from memcommit.store.backends.base import Backend, Batch, TraceRow
 from memcommit.store.records import memory as make_memory
 from memcommit.store.store import Store
+from memcommit.store.verify import Witness, against
 
 FORMAT = "memcommit-export"
-VERSION = 2
+VERSION = 3
+#: Versions `import_jsonl` reads: 2 has no hash chain (it is hashed afresh on import).
+READABLE = (2, 3)
 
 #: ``progress(done, total)``: told after each commit, with the number of commits.
 Progress = Callable[[int, int], None]
@@ -94,22 +104,35 @@ def records(backend: Backend) -> Generator[dict[str, Any], None, None]:
 def _snapshot(backend: Backend) -> Iterator[dict[str, Any]]:
     commits = backend.commits(newest_first=False)
     yield {"type": "header", "format": FORMAT, "version": VERSION, "commits": len(commits)}
+    hashes = dict(backend.hashes([c.seq for c, _ in commits]))
     traces_at: dict[int, list[TraceRow]] = defaultdict(list)
     for trace in backend.traces():
         traces_at[max(trace.started_seq, trace.ended_seq or 0)].append(trace)
-    histories: dict[str, list[Memory]] = {}
+    histories: dict[str, tuple[list[Memory], list[tuple[Any, ...]]]] = {}
     for commit, tenants in commits:
-        yield _commit_record(commit, tenants)
+        yield {**_commit_record(commit, tenants), "hash": hashes.get(commit.seq)}
         for change in commit.changes:
             if change.memory_id is None or change.version is None:
                 continue
-            history = histories.get(change.memory_id)
-            if history is None:
-                history = histories[change.memory_id] = backend.history(change.memory_id)
+            known = histories.get(change.memory_id)
+            if known is None:
+                known = histories[change.memory_id] = (
+                    backend.history(change.memory_id),
+                    backend.seals(change.memory_id),
+                )
+            history, sealed = known
             version = history[change.version - 1]
+            salt, digest, erased = sealed[change.version - 1]
             following = history[change.version] if change.version < len(history) else None
             end_seq = following.updated_commit if following is not None else None
-            yield {"type": "version", **_memory_fields(version), "end_seq": end_seq}
+            yield {
+                "type": "version",
+                **_memory_fields(version),
+                "end_seq": end_seq,
+                "salt": salt,
+                "digest": digest,
+                "erased": erased,
+            }
             if following is None:  # every version of it is out: free the memory
                 del histories[change.memory_id]
         for trace in traces_at.pop(commit.seq, ()):
@@ -220,9 +243,19 @@ def export_file(
 
 
 def load(
-    backend: Backend, items: Iterable[dict[str, Any]], *, progress: Progress | None = None
+    backend: Backend,
+    items: Iterable[dict[str, Any]],
+    *,
+    progress: Progress | None = None,
+    expect: Witness | str | None = None,
 ) -> Summary:
-    """Write exported records into the empty store behind ``backend``, all or nothing."""
+    """Write exported records into the empty store behind ``backend``, all or nothing.
+
+    Every hash is recomputed as the rows are written: a commit whose hash is not
+    the exported one is refused, naming its line; ``expect`` (a witness) refuses
+    a history behind it or forked from it.
+    """
+    expected = None if expect is None else Witness.parse(expect, field="expect")
     head = backend.commits(limit=1)
     if head:
         seq = head[0][0].seq
@@ -238,6 +271,9 @@ def load(
         problems = backend.check()
         if problems:
             raise InvalidInput("input", problems[0], "the records do not make a consistent store")
+        unwitnessed = against(backend, expected) if expected is not None else []
+        if unwitnessed:
+            raise InvalidInput("expect", str(expected), str(unwitnessed[0]))
     except BaseException:
         backend.rollback()
         raise
@@ -245,13 +281,20 @@ def load(
     return summary
 
 
-def import_jsonl(store: Store, source: IO[str], *, progress: Progress | None = None) -> Summary:
+def import_jsonl(
+    store: Store,
+    source: IO[str],
+    *,
+    progress: Progress | None = None,
+    expect: Witness | str | None = None,
+) -> Summary:
     """Load a JSON Lines export from ``source`` into the empty ``store``; returns the counts.
 
     The rows go in below the Store, so ``on_commit`` hooks (and indexes built on
     them, like recall's) do not hear of them: import into a freshly opened store.
+    ``expect``: the witness the export must reach (see `load`).
     """
-    return load(backend_of(store), _parsed(source), progress=progress)
+    return load(backend_of(store), _parsed(source), progress=progress, expect=expect)
 
 
 def _parsed(source: IO[str]) -> Iterator[dict[str, Any]]:
@@ -317,9 +360,14 @@ class _Loader:
         self.purged: set[str] = set()
         self.state: list[tuple[str, str, str]] = []
         self.counts = dict.fromkeys(RECORD_TYPES, 0)
+        self.chained = True  # the export carries its chain (version 3 on)
+        self.seals: list[tuple[str | None, str | None]] = []  # of the versions of ``batch``
+        self.hashes: dict[int, tuple[int, str]] = {}  # seq -> (line, exported hash)
+        self.number = 0  # the line being read
 
     def take(self, number: int, record: Any) -> None:
         """Check one record and add it to the commit being rebuilt."""
+        self.number = number
         try:
             if not isinstance(record, dict):
                 raise InvalidInput("record", record, "must be a JSON object")
@@ -327,8 +375,11 @@ class _Loader:
             if self.total is None:
                 if kind != "header" or record.get("format") != FORMAT:
                     raise InvalidInput("type", kind, f"the first line must be a {FORMAT} header")
-                if record.get("version") != VERSION:
-                    raise InvalidInput("version", record.get("version"), f"must be {VERSION}")
+                if record.get("version") not in READABLE:
+                    raise InvalidInput(
+                        "version", record.get("version"), f"must be one of {READABLE}"
+                    )
+                self.chained = record["version"] >= 3
                 self.total = _int("commits", record.get("commits"))
                 return
             if kind == "commit":
@@ -375,9 +426,16 @@ class _Loader:
             tuple(changes),
         )
         self.versions = []
+        self.seals = []
         self.batch = Batch(
-            commit=commit, tenants=tenants, versions=self.versions, closes=self.closes.pop(seq, [])
+            commit=commit,
+            tenants=tenants,
+            versions=self.versions,
+            closes=self.closes.pop(seq, []),
+            seals=self.seals if self.chained else None,
         )
+        if self.chained:
+            self.hashes[seq] = (self.number, _hex("hash", r.get("hash"), 64))
 
     def _version(self, r: dict[str, Any]) -> None:
         batch = self._current("version")
@@ -392,6 +450,15 @@ class _Loader:
             self.erased.add(m.id)
         if m.status == "purged":
             self.purged.add(m.id)
+        if self.chained:
+            salt = r.get("salt")
+            erased = r.get("erased")
+            if (salt is None) == (erased is None):
+                raise InvalidInput("salt", salt, "a version has a salt, or (erased) a body hash")
+            self.seals.append(
+                (None if salt is None else _hex("salt", salt, 32),
+                 None if erased is None else _hex("erased", erased, 64))
+            )  # fmt: skip
         self.versions.append(m)
         batch.ended.append(end_seq == seq)
         if end_seq is not None and end_seq > seq:
@@ -464,11 +531,29 @@ class _Loader:
         unexplained = sorted(self.erased - self.purged)
         if unexplained:
             raise InvalidInput("content", unexplained[0], "is empty but the memory is not purged")
+        self._check_hashes()
         if self.usage:
             self.backend.record_uses(replay_uses(self.usage))
         for namespace, key, value in self.state:  # after the uses: it holds their clock too
             self.backend.state_set(namespace, key, value)
+        if not self.chained:  # hashed here, not as written: the chain says where it starts
+            record = {"format": seals.FORMAT, "sealed_upto": self.total}
+            self.backend.state_set(*seals.CHAIN_STATE, json.dumps(record))
         return Summary(*self.counts.values())
+
+    def _check_hashes(self) -> None:
+        """InvalidInput naming the first commit whose recomputed hash is not the exported one."""
+        if not self.chained:
+            return
+        for seq, stored in self.backend.hashes(sorted(self.hashes)):
+            number, exported = self.hashes[seq]
+            if stored != exported:
+                raise InvalidInput(
+                    f"line {number}: hash",
+                    exported,
+                    f"is not the hash of commit {seq} as exported ({stored}): the commit, a"
+                    " version it wrote, or an earlier commit was edited",
+                )
 
 
 def replay_uses(usage: dict[str, tuple[int, int, int]]) -> list[str]:
@@ -551,6 +636,12 @@ def _memory(r: dict[str, Any]) -> Memory:
     )
 
 
+def _hex(name: str, value: Any, length: int) -> str:
+    if not isinstance(value, str) or len(value) != length or value.strip("0123456789abcdef"):
+        raise InvalidInput(name, value, f"must be {length} lowercase hex digits")
+    return value
+
+
 def _int(name: str, value: Any, *, least: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise InvalidInput(name, value, f"must be an integer >= {least}")
@@ -594,6 +685,7 @@ def backend_of(store: Store) -> Backend:
 
 __all__ = [
     "FORMAT",
+    "READABLE",
     "VERSION",
     "Summary",
     "export_file",

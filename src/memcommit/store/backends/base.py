@@ -7,12 +7,13 @@ implements `Backend` and registers its URL scheme (`memcommit.store.backends`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
 from memcommit.model import Commit, Memory, Usage
+from memcommit.store.backends.problems import Walk
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,8 @@ class Batch:
     ``versions`` are the new memory versions in order; ``ended`` marks which of
     them a later version in the same batch already replaced. ``closes`` are the
     (id, version) rows that were current before this commit and are replaced
-    now; ``purges`` are ids whose content is erased in every stored version.
+    now; ``purges`` are ids whose content is erased in every stored version (the
+    body hash of each stays, so the chain still verifies: see `seals`).
     """
 
     commit: Commit
@@ -76,6 +78,9 @@ class Batch:
     closes: list[tuple[str, int]] = field(default_factory=list)
     purges: list[str] = field(default_factory=list)
     traces: list[TraceRow] = field(default_factory=list)
+    #: Per version, the (salt, erased body hash) to seal it with; None: fresh salts. An
+    #: import passes the exported ones, so every digest and hash comes out as exported.
+    seals: Sequence[tuple[str | None, str | None]] | None = None
 
 
 class Backend(Protocol):
@@ -86,6 +91,12 @@ class Backend(Protocol):
 
     def begin(self) -> None:
         """Start the write transaction of one commit and take the writers' lock."""
+
+    def begin_read(self) -> None:
+        """Start a read-only snapshot: later reads agree with each other, writers do not wait.
+
+        End it with `rollback`.
+        """
 
     def write(self, batch: Batch) -> None:
         """Apply every row write of a commit inside the open transaction."""
@@ -180,6 +191,15 @@ class Backend(Protocol):
         Run after a commit that purged: SQLite's write-ahead log, PostgreSQL's
         dead row versions. False when a reader still holds them (try again later).
         """
+
+    def hashes(self, seqs: Sequence[int]) -> list[tuple[int, str | None]]:
+        """(seq, stored chain hash) of each of ``seqs`` that is stored."""
+
+    def seals(self, memory_id: str) -> list[tuple[str | None, str | None, str | None]]:
+        """(salt, digest, erased body hash) of every version of one memory, oldest first."""
+
+    def chain(self, *, after: int = 0, progress: Callable[[int, int], None] | None = None) -> Walk:
+        """Verify the hash chain after commit ``after`` (`memcommit.store.backends.chain`)."""
 
     def check(self, *, full: bool = False) -> list[str]:
         """Problems found in the stored data (empty when every invariant holds).

@@ -34,15 +34,19 @@ from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import missing, require_current, upgrade
+from memcommit.store.backends.chain import Chained, seal_history
+from memcommit.store.backends.migrations import CHAIN_MIGRATION, missing, require_current, upgrade
 from memcommit.store.validate import flag
 
 DEFAULT_SCHEMA = "memcommit"
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 _LOCK_SPACE = 0x6D656D63  # "memc": first key of every advisory lock memcommit takes
-#: Above this many new versions a commit streams them with COPY instead of INSERTs.
-_COPY_FROM = 64
-_COPY_VERSIONS = f"COPY versions ({common.names((*common.MEMORY, common.END_SEQ))}) FROM STDIN"
+#: Above this many new versions a commit streams them with COPY instead of INSERTs; up
+#: to it, `sql.writes` makes the rows (and the hash) at once, so they can wait in the queue.
+_COPY_FROM = common.SEAL_FIRST
+_COPY_VERSIONS = f"COPY versions ({common.names(common.VERSION_ROW)}) FROM STDIN"
+#: Where the hash sits in the tip row `begin` reads (every commit column but the changes).
+_TIP_HASH = [c.name for c in common.COMMIT].index("hash")
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
 _GONE = ("08", "57P01", "57P02", "57P03")
 #: VACUUM VERBOSE's count of dead rows an open snapshot still needs, and how often to retry.
@@ -146,7 +150,7 @@ def shown(conninfo: str) -> str:
     return urlunsplit(parts)
 
 
-class PostgresBackend(common.SQLBackend):
+class PostgresBackend(Chained, common.SQLBackend):
     """Commits and memory versions in one schema of a PostgreSQL database."""
 
     dialect = POSTGRES
@@ -161,6 +165,7 @@ class PostgresBackend(common.SQLBackend):
         lock_timeout: float = 30.0,
         pool_size: int = 4,
         read_only: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise InvalidInput("pool_size", pool_size, "must be an integer >= 1")
@@ -169,6 +174,8 @@ class PostgresBackend(common.SQLBackend):
         if not 0 < lock_timeout <= 86400:
             raise InvalidInput("lock_timeout", lock_timeout, "must be between 0 and 86400 seconds")
         self.lock_timeout = lock_timeout
+        if progress is not None and not callable(progress):
+            raise InvalidInput("progress", progress, "must be callable as progress(done, total)")
         conninfo, self.schema = split_target(target, schema, connect_timeout)
         self._conninfo = conninfo
         # the URL as the user typed it (password masked); the schema when the URL names none
@@ -200,7 +207,7 @@ class PostgresBackend(common.SQLBackend):
                 if read_only:
                     self._require_current(conn)
                 else:
-                    self._migrate(conn)
+                    self._migrate(conn, progress)
         except psycopg.Error as exc:
             kind = type(_translated(exc))
             raise kind(f"postgresql: cannot open {self.target}: {str(exc).strip()}") from exc
@@ -225,18 +232,22 @@ class PostgresBackend(common.SQLBackend):
         self._tip: tuple[Any, ...] | None = (
             None  # the newest commit row, read by begin() under the lock
         )
-        self._queued: list[Batch] = []  # row writes of the open transaction not sent yet
+        self._queued: list[common.Writes] = []  # row writes of the open tx not sent yet
 
     def _configure(self, conn: psycopg.Connection) -> None:
         conn.execute(self._setup)
 
-    def _migrate(self, conn: psycopg.Connection) -> None:
+    def _migrate(
+        self, conn: psycopg.Connection, progress: Callable[[int, int], None] | None
+    ) -> None:
         """Create the schema and apply the migrations it lacks, under the writers' lock.
 
         A schema with every migration applied opens without the lock: a long
         commit or an export holds it throughout, and an open (an MCP server
         starting, a reader) must not wait for it, let alone time out. Whether
-        anything is missing is asked again under the lock before applying it.
+        anything is missing is asked again under the lock before applying it. A
+        store that had history before the hash chain has it hashed once, in the
+        same transaction (``progress(done, rows)`` hears of it).
         """
         applied = self._applied(conn)
         if applied is not None and not missing("postgres", applied, self.target):
@@ -251,7 +262,19 @@ class PostgresBackend(common.SQLBackend):
                 # a script of many statements goes without parameters (simple query protocol)
                 return conn.execute(text.encode(), params or None)
 
-            upgrade("postgres", self.target, run, ledger=LEDGER, mark="%s")
+            applied = upgrade("postgres", self.target, run, ledger=LEDGER, mark="%s")
+            if CHAIN_MIGRATION in applied:
+
+                def write_all(text: str, rows: Iterable[Sequence[Any]]) -> None:
+                    with conn.cursor() as cur:
+                        cur.executemany(text.encode(), list(rows))
+
+                seal_history(
+                    self.rows,
+                    lambda text, params: conn.execute(text.encode(), params).fetchall(),
+                    write_all,
+                    progress,
+                )
 
     def _applied(self, conn: psycopg.Connection) -> list[int] | None:
         """The migrations the schema records (None: it has no ``schema_migrations`` table)."""
@@ -317,8 +340,20 @@ class PostgresBackend(common.SQLBackend):
                     raise
                 continue
             self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
-            self._tip = tip or ()
+            self._tip, self._sealed = tip or (), None
             return
+
+    @_mapped
+    def begin_read(self) -> None:
+        """A repeatable-read, read-only transaction: one snapshot, no advisory lock."""
+        conn = self._pool.getconn()
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except BaseException:
+            self._pool.putconn(conn)
+            raise
+        self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
+        self._tip, self._sealed = None, None
 
     def write(self, batch: Batch) -> None:
         """Queue the commit's rows; they go out with COMMIT (or the transaction's next read).
@@ -329,22 +364,24 @@ class PostgresBackend(common.SQLBackend):
         conn = self._tx
         assert conn is not None, "write() outside begin()"
         c = batch.commit
+        w = self._writes(batch)  # reads (sending what is queued) only for a purge
         self._pending, self._tip = (c.seq, c.id), None
-        if len(batch.versions) <= _COPY_FROM:
-            self._queued.append(batch)
+        if len(batch.versions) <= _COPY_FROM:  # its rows are made: the hash is known
+            self._queued.append(w)
+            self._sealed = (c.seq, w.hash())
             return
         try:
             self._send(conn)
-            w = common.writes(batch, self.rows, self.statements)
             with conn.cursor() as cur:  # COPY cannot run in a pipeline
                 cur.execute(*w.commit)
                 with cur.copy(_COPY_VERSIONS) as copy:
                     for row in w.versions[1]:
                         copy.write_row(row)
             with conn.pipeline(), conn.cursor() as cur:
-                for text, rows in w.updates:
+                for text, rows in (*w.updates, (w.seal[0], w.seal[1]())):
                     for row in rows:
                         cur.execute(text, row)
+            self._sealed = (c.seq, w.hash())
         except psycopg.Error as exc:
             error = _translated(exc)
             if isinstance(error, Unavailable):
@@ -364,8 +401,7 @@ class PostgresBackend(common.SQLBackend):
         # statements queue in the pipeline, which syncs once at the end (executemany
         # would open a nested pipeline, and sync again)
         with conn.pipeline(), conn.cursor() as cur:
-            for batch in queued:
-                w = common.writes(batch, self.rows, self.statements)
+            for w in queued:
                 for text, rows in ((w.commit[0], [w.commit[1]]), w.versions, *w.updates):
                     for row in rows:
                         cur.execute(text, row)
@@ -427,6 +463,13 @@ class PostgresBackend(common.SQLBackend):
             pass  # the connection broke: the server has dropped its transaction already
         finally:
             self._release()
+
+    def _parent_hash(self, seq: int) -> str | None:
+        """As `SQLBackend._parent_hash`; the tip read by `begin` answers without a read."""
+        tip = self._tip
+        if tip and tip[0] == seq and self._mine():
+            return tip[_TIP_HASH]  # type: ignore[no-any-return]
+        return super()._parent_hash(seq)
 
     def _release(self) -> None:
         conn, self._tx, self._tx_thread, self._pending = self._tx, None, None, None

@@ -16,22 +16,24 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from memcommit.errors import MemcommitError
 from memcommit.model import Commit, Memory, Usage
+from memcommit.store.backends import seals
 from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
 from memcommit.store.ids import seq_of
-from memcommit.store.records import change, memory
+from memcommit.store.records import change, memory, to_text
 from memcommit.store.records import commit as make_commit
 
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 Row = Sequence[Any]
-VersionEncoder = Callable[[Memory, "int | None"], tuple[Any, ...]]
+#: ``(memory, end_seq, salt, erased)`` -> the row of `VERSION_ROW`, its digest computed.
+VersionEncoder = Callable[[Memory, "int | None", "str | None", "str | None"], tuple[Any, ...]]
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -107,10 +109,18 @@ MEMORY: tuple[Column, ...] = (
 )
 #: The version row's one column that is not a memory field: the commit that replaced it.
 END_SEQ = Column("end_seq", "end_seq")
-#: The ``commits`` table: a commit with its changes as JSON text.
+#: The version row's seal (`seals`): its salt and digest, and the body hash purge keeps.
+SALT = Column("salt", "salt")
+DIGEST = Column("digest", "digest")
+ERASED = Column("erased", "erased")
+#: Every column of a version row, as inserted: `MEMORY`, `END_SEQ`, then the seal.
+VERSION_ROW = (*MEMORY, END_SEQ, SALT, DIGEST, ERASED)
+#: The ``commits`` table: a commit with its chain hash and its changes as JSON text
+#: (changes last: a read without them selects ``COMMIT[:-1]``).
 COMMIT = _same_names(
-    "seq", "id", "parent", "time", "author", "message", "changes", codecs={"time": "time"}
-)
+    "seq", "id", "parent", "time", "author", "message", "hash", "changes",
+    codecs={"time": "time"},
+)  # fmt: skip
 #: The ``traces`` table, in `TraceRow` field order.
 TRACE = _same_names(
     *(f.name for f in fields(TraceRow)), codecs={"started_at": "time", "ended_at": "time"}
@@ -236,20 +246,33 @@ class Rows:
             codec = "plain" if c.codec in same else c.codec
             return _TO_ROW[codec].format(v="m." + c.field)
 
+        self.seals = e = seals.Encoders(MEMORY, times_are_text=d.time_out is to_text)
+        namespace.update(e.namespace)
         fields_ = ", ".join(c.field for c in MEMORY)
+        # the body's hash, then the digest (`seals`), inline: one call per version saved
+        digest = (
+            "    body = erased if salt is None else sha({body}.encode()).hexdigest()\n"
+            "    digest = sha({head}.encode()).hexdigest()\n"
+        )
         source = (
             f"def memory_of(row):\n    ({fields_},) = row\n    return memory({{"
             + ", ".join(f"{c.field!r}: {read(c)}" for c in MEMORY)
             + "})\n"
-            "def version_row(m, end_seq):\n    return ("
-            + ", ".join(write(c) for c in MEMORY)
-            + ", end_seq)\n"
+            "def version_row(m, end_seq, salt, erased):\n"
+            + "".join(f"    {c.field} = {write(c)}\n" for c in MEMORY)
+            + digest.format(body=e.body, head=e.typed_head)
+            + f"    return ({fields_}, end_seq, salt, digest, erased)\n"
+            f"def digest_of(row):\n    ({fields_}, end_seq, salt, stored, erased) = row\n"
+            + digest.format(body=e.body, head=e.head)
+            + "    return digest\n"
         )
         assert not namespace.keys() & {c.field for c in MEMORY}, "a field shadows a helper"
         exec(compile(source, f"<memcommit rows {d.mark}>", "exec"), namespace)
         #: A Memory from a row of `MEMORY_SELECT`.
         self.memory: Callable[[Row], Memory] = namespace["memory_of"]  # type: ignore[assignment]
-        #: The row of one memory version: `MEMORY` then `END_SEQ`.
+        #: The digest a stored row of `VERSION_ROW` should carry, computed from its fields.
+        self.digest_of: Callable[[Row], str] = namespace["digest_of"]  # type: ignore[assignment]
+        #: The row of one memory version (`VERSION_ROW`), its digest computed.
         self.version: VersionEncoder = namespace["version_row"]  # type: ignore[assignment]
 
     def commit(self, row: Row) -> tuple[Commit, list[str | None]]:
@@ -272,11 +295,12 @@ class Rows:
         )
         return made, tenants
 
-    def commit_row(self, batch: Batch) -> tuple[Any, ...]:
-        """The row of a batch's commit, in `COMMIT` order."""
+    def commit_row(self, batch: Batch, changes: str, hash: str | None) -> tuple[Any, ...]:
+        """The row of a batch's commit, in `COMMIT` order (``hash`` None: sealed after)."""
         c = batch.commit
         values = {**c.__dict__, "time": self.dialect.time_out(c.time)}
-        values["changes"] = changes_text(batch)
+        values["changes"] = changes
+        values["hash"] = hash
         return tuple(values[col.field] for col in COMMIT)
 
     def trace(self, row: Row) -> TraceRow:
@@ -317,7 +341,8 @@ class Statements:
     insert_commit: str
     insert_version: str
     close_version: str
-    purge: str
+    erase: str
+    seal_commit: str
     upsert_trace: str
     upsert_usage: str
     set_state: str
@@ -328,10 +353,12 @@ class Statements:
         p = d.mark
         return cls(
             insert_commit=d.insert("commits", COMMIT),
-            insert_version=d.insert("versions", (*MEMORY, END_SEQ)),
+            insert_version=d.insert("versions", VERSION_ROW),
             close_version=f"UPDATE versions SET end_seq = {p} WHERE id = {p} AND version = {p}",
-            purge="UPDATE versions SET content = '', tags = '[]', metadata = '{}'"
-            f" WHERE id = {p}",
+            # the body and its salt go; the body's hash stays, so the digest still verifies
+            erase="UPDATE versions SET content = '', tags = '[]', metadata = '{}',"
+            f" salt = NULL, erased = {p} WHERE id = {p} AND version = {p}",
+            seal_commit=f"UPDATE commits SET hash = {p} WHERE seq = {p}",
             upsert_trace=d.insert("traces", TRACE)
             + " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
             " last_step = excluded.last_step, ended_seq = excluded.ended_seq,"
@@ -344,33 +371,82 @@ class Statements:
         )
 
 
+#: Up to this many versions, a commit's rows are all made before its commit row is
+#: written, so the commit row carries its hash; above, they stream and an UPDATE seals it.
+SEAL_FIRST = 64
+
+
 @dataclass(frozen=True)
 class Writes:
-    """The row writes of one batch, statement by statement, in the order they must run."""
+    """The row writes of one batch, statement by statement, in the order they must run.
+
+    ``versions`` is a list when the commit row already holds the hash, else a
+    generator whose rows feed the hash as they are made; ``seal`` (the UPDATE of
+    the commit's hash) runs last, once they are all made, and has no rows when
+    the hash was known first. ``hash()`` is the commit's hash once they are made.
+    """
 
     commit: tuple[str, tuple[Any, ...]]
     versions: tuple[str, Iterable[tuple[Any, ...]]]
-    updates: list[tuple[str, list[tuple[Any, ...]]]]  # closes, purges, trace states
+    updates: list[tuple[str, list[tuple[Any, ...]]]]  # closes, erasures, trace states
+    seal: tuple[str, Callable[[], list[tuple[Any, ...]]]]
+    hash: Callable[[], str]
 
 
-def writes(batch: Batch, rows: Rows, statements: Statements) -> Writes:
-    """Every row write of ``batch``; versions are a generator (made one at a time)."""
-    seq = batch.commit.seq
+def writes(
+    batch: Batch,
+    rows: Rows,
+    statements: Statements,
+    parent_hash: str | None,
+    erasures: Sequence[tuple[str, str, int]] = (),
+) -> Writes:
+    """Every row write of ``batch``, chained to ``parent_hash``.
+
+    ``erasures`` are the (body hash, id, version) of the stored versions a purge
+    erases. Salts come from ``batch.seals`` when it has them (an import keeps the
+    exported ones), else fresh ones.
+    """
+    c = batch.commit
+    seq = c.seq
+    changes = changes_text(batch)
+    sealer = seals.Sealer(
+        seals.commit_header(
+            parent_hash, seq, c.id, c.parent, to_text(c.time) or "", c.author, c.message, changes
+        )
+    )
+    given = batch.seals
+    fresh = seals.salts(len(batch.versions)) if given is None else None
+    encode = rows.version
+
+    def made() -> Iterator[tuple[Any, ...]]:
+        add = sealer.add
+        for i, (m, ended) in enumerate(zip(batch.versions, batch.ended, strict=False)):
+            salt, erased = (fresh[i], None) if fresh is not None else given[i]  # type: ignore[index]
+            row = encode(m, seq if ended else None, salt, erased)
+            add(row[-2])
+            yield row
+
     updates: list[tuple[str, list[tuple[Any, ...]]]] = [
         (statements.close_version, [(seq, mid, version) for mid, version in batch.closes]),
-        (statements.purge, [(mid,) for mid in batch.purges]),
+        (statements.erase, list(erasures)),
         (statements.upsert_trace, [rows.trace_row(t) for t in batch.traces]),
     ]
+    kept = [(text, params) for text, params in updates if params]
+    if len(batch.versions) <= SEAL_FIRST:
+        versions = list(made())
+        return Writes(
+            commit=(statements.insert_commit, rows.commit_row(batch, changes, sealer.hash)),
+            versions=(statements.insert_version, versions),
+            updates=kept,
+            seal=(statements.seal_commit, list),
+            hash=lambda: sealer.hash,
+        )
     return Writes(
-        commit=(statements.insert_commit, rows.commit_row(batch)),
-        versions=(
-            statements.insert_version,
-            (
-                rows.version(m, seq if ended else None)
-                for m, ended in zip(batch.versions, batch.ended, strict=False)
-            ),
-        ),
-        updates=[(text, params) for text, params in updates if params],
+        commit=(statements.insert_commit, rows.commit_row(batch, changes, None)),
+        versions=(statements.insert_version, made()),
+        updates=kept,
+        seal=(statements.seal_commit, lambda: [(sealer.hash, seq)]),
+        hash=lambda: sealer.hash,
     )
 
 
@@ -600,6 +676,20 @@ def invariants(
             " AND trace_id IS NOT NULL GROUP BY trace_id, step HAVING count(*) > 1",
         ),
         (
+            "commit without a chain hash",
+            "SELECT seq FROM commits WHERE hash IS NULL",
+        ),
+        (
+            "memory version without a digest, or not either salted or erased",
+            "SELECT id, version FROM versions"
+            " WHERE digest IS NULL OR (salt IS NULL) = (erased IS NULL)",
+        ),
+        (
+            "erased memory version still holds content, tags or metadata",
+            "SELECT id, version FROM versions WHERE salt IS NULL"
+            " AND (content != '' OR tags != '[]' OR metadata != '{}')",
+        ),
+        (
             "purged memory still has content in some version",
             "SELECT DISTINCT v.id FROM versions v JOIN versions p"
             " ON p.id = v.id AND p.status = 'purged' AND p.end_seq IS NULL"
@@ -646,13 +736,54 @@ class SQLBackend:
 
     # -- the write transaction's rows, and the tip -----------------------------------
 
+    #: (seq, hash) of the commit this backend wrote last in the open transaction (the
+    #: parent of the next one an import writes); `begin` forgets it.
+    _sealed: tuple[int, str] | None = None
+
     def write(self, batch: Batch) -> None:
         """Write the rows of ``batch`` in the open transaction, one statement at a time."""
-        w = writes(batch, self.rows, self.statements)
+        w = self._writes(batch)
         self._write_all(w.commit[0], [w.commit[1]])
         self._write_all(*w.versions)  # a generator: rows made and dropped one at a time
+        sealing = w.seal[1]()
+        if sealing:
+            self._write_all(w.seal[0], sealing)
         for text, rows in w.updates:
             self._write_all(text, rows)
+        self._sealed = (batch.commit.seq, w.hash())
+
+    def _writes(self, batch: Batch) -> Writes:
+        """The writes of ``batch``, chained to its parent, with the erasures of its purges."""
+        return writes(
+            batch,
+            self.rows,
+            self.statements,
+            self._parent_hash(batch.commit.seq - 1),
+            self._erasures(batch.purges) if batch.purges else (),
+        )
+
+    def _parent_hash(self, seq: int) -> str | None:
+        """The hash of commit ``seq`` (None for seq 0, the empty store)."""
+        if seq == 0:
+            return None
+        if self._sealed is not None and self._sealed[0] == seq:
+            return self._sealed[1]
+        found = self._select(f"SELECT hash FROM commits WHERE seq = {self.dialect.mark}", (seq,))
+        return found[0][0] if found else None
+
+    def _erasures(self, ids: Sequence[str]) -> list[tuple[str, str, int]]:
+        """(body hash, id, version) of every stored, unerased version of ``ids``."""
+        params: list[Any] = []
+        text = (
+            "SELECT salt, content, tags, metadata, id, version FROM versions WHERE "
+            + self.dialect.in_("id", list(ids), params)
+            + " AND salt IS NOT NULL"
+        )
+        body_hash = self.rows.seals.body_hash
+        return [
+            (body_hash(salt, content, tags, metadata), mid, version)
+            for salt, content, tags, metadata, mid, version in self._select(text, params)
+        ]
 
     def tip(self) -> tuple[int, str] | None:
         """The seq and id of the newest commit (None: no commit yet)."""
@@ -798,6 +929,22 @@ class SQLBackend:
     def state_items(self) -> list[tuple[str, str, str]]:
         # sorted in Python: code point order on every database, whatever its collation
         return sorted(self._select(f"SELECT {names(STATE)} FROM state"))
+
+    # -- the chain -----------------------------------------------------------------
+
+    def hashes(self, seqs: Sequence[int]) -> list[tuple[int, str | None]]:
+        if not seqs:
+            return []
+        params: list[Any] = []
+        text = "SELECT seq, hash FROM commits WHERE " + self.dialect.in_("seq", seqs, params)
+        return [(seq, h) for seq, h in self._select(text + " ORDER BY seq", params)]
+
+    def seals(self, memory_id: str) -> list[tuple[str | None, str | None, str | None]]:
+        text = (
+            f"SELECT {names((SALT, DIGEST, ERASED))} FROM versions"
+            f" WHERE id = {self.dialect.mark} ORDER BY version"
+        )
+        return [(salt, digest, erased) for salt, digest, erased in self._select(text, (memory_id,))]
 
     # -- integrity -----------------------------------------------------------------
 

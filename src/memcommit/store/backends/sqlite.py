@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -23,7 +23,8 @@ from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.migrations import missing, require_current, upgrade
+from memcommit.store.backends.chain import Chained, seal_history
+from memcommit.store.backends.migrations import CHAIN_MIGRATION, missing, require_current, upgrade
 from memcommit.store.records import from_text, to_text
 from memcommit.store.validate import flag, seconds
 
@@ -86,7 +87,7 @@ CHECKS = common.invariants(
 )
 
 
-class SQLiteBackend(common.SQLBackend):
+class SQLiteBackend(Chained, common.SQLBackend):
     """Commits and memory versions in one SQLite database."""
 
     dialect = SQLITE
@@ -100,12 +101,15 @@ class SQLiteBackend(common.SQLBackend):
         synchronous: str = "FULL",
         busy_timeout: float = 30.0,
         read_only: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ):
         path = target.removeprefix("sqlite://") or ":memory:"
         if synchronous not in SYNCHRONOUS:
             raise InvalidInput("synchronous", synchronous, f"must be one of {SYNCHRONOUS}")
         busy_timeout = seconds("busy_timeout", busy_timeout)
         flag("read_only", read_only)
+        if progress is not None and not callable(progress):
+            raise InvalidInput("progress", progress, "must be callable as progress(done, total)")
         self.target = path
         # A store on read-only media (a read-only mount, an immutable file) opens for reading.
         read_only = read_only or (path != ":memory:" and os.path.isfile(path) and _unwritable(path))
@@ -147,14 +151,16 @@ class SQLiteBackend(common.SQLBackend):
         conn.execute("PRAGMA secure_delete = ON")  # freed space is zeroed: purges leave nothing
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+        self._migrate(progress)
 
-    def _migrate(self) -> None:
+    def _migrate(self, progress: Callable[[int, int], None] | None) -> None:
         """Apply the migrations not applied yet, under the writers' lock (idempotent).
 
         A store with every migration applied opens without the lock: another
         process's long commit must not make an open wait, or fail. Whether
-        anything is missing is asked again under the lock before applying it.
+        anything is missing is asked again under the lock before applying it. A
+        store that had history before the hash chain has it hashed once, in the
+        same transaction (``progress(done, rows)`` hears of it).
         """
         conn = self._conn
         has_ledger = conn.execute(
@@ -166,7 +172,7 @@ class SQLiteBackend(common.SQLBackend):
                 return
         conn.execute("BEGIN IMMEDIATE")
         try:
-            upgrade(
+            applied = upgrade(
                 "sqlite",
                 self.target,
                 conn.execute,
@@ -174,6 +180,8 @@ class SQLiteBackend(common.SQLBackend):
                 mark="?",
                 statements=split_statements,
             )
+            if CHAIN_MIGRATION in applied:
+                seal_history(self.rows, self._select, self._write_all, progress)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -183,10 +191,17 @@ class SQLiteBackend(common.SQLBackend):
 
     @_mapped
     def begin(self) -> None:
+        self._sealed = None
         if self.read_only:  # a read snapshot (an export); a write in it is refused by SQLite
             self._conn.execute("BEGIN")
             return
         self._conn.execute("BEGIN IMMEDIATE")
+
+    @_mapped
+    def begin_read(self) -> None:
+        """A deferred transaction: its first read fixes a snapshot (WAL keeps it for us)."""
+        self._sealed = None
+        self._conn.execute("BEGIN")
 
     @_mapped
     def commit(self) -> None:

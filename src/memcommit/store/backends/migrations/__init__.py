@@ -14,6 +14,10 @@ from typing import Any
 
 from memcommit.errors import InvalidInput, SchemaTooNew
 
+#: The migration that adds the hash chain; a store that had history before it has that
+#: history hashed once right after it (`memcommit.store.backends.chain.seal_history`).
+CHAIN_MIGRATION = 3
+
 #: ``execute(text, params)``: run one statement in the open transaction, return its rows.
 Execute = Callable[[str, Sequence[Any]], Iterable[Sequence[Any]]]
 
@@ -49,24 +53,28 @@ def upgrade(
     ledger: str,
     mark: str,
     statements: Callable[[str], Iterable[str]] = lambda script: (script,),
-) -> None:
+) -> list[int]:
     """Apply the migrations the store lacks, each recorded in ``schema_migrations``.
 
     The caller runs this inside a transaction holding the writers' lock, so two
     processes opening one new store never both migrate it. ``ledger`` creates the
     ``schema_migrations`` table if it is missing (version, name, applied_at, in
     the database's own types); ``statements`` splits a script for a driver that
-    runs one statement at a time.
+    runs one statement at a time. Returns the numbers it applied, in order (a
+    backend follows some with work of its own: see `seals.CHAIN_STATE`).
     """
     execute(ledger, ())
     done = {number for (number,) in execute("SELECT version FROM schema_migrations", ())}
     refuse_newer(backend, done, store)
     record = f"INSERT INTO schema_migrations (version, name) VALUES ({mark}, {mark})"
+    applied = []
     for number, name, script in migrations(backend):
         if number not in done:
             for statement in statements(script):
                 execute(statement, ())
             execute(record, (number, name))
+            applied.append(number)
+    return applied
 
 
 def missing(backend: str, applied: Iterable[int], store: str) -> list[int]:
