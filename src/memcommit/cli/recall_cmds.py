@@ -22,6 +22,7 @@ from memcommit.cli.progress import progress_bar
 from memcommit.cli.tables import preview, table
 from memcommit.errors import InvalidInput
 from memcommit.recall import Context, Tokens, Words, recall
+from memcommit.recall.index.live import reporting
 
 
 def _show(ctx: Context, explain: bool, wide: bool) -> None:
@@ -130,7 +131,8 @@ def recall_cmd(
         memcommit recall "database timeout" --tenant team-a --words 80 --explain
     """
     with opened(store_target, tenant) as view:
-        with progress_bar("recalling (a first recall builds the index)", as_json=as_json):
+        bar = progress_bar("recalling (a first recall builds the index)", as_json=as_json)
+        with bar as progress, reporting(view, progress):
             ctx = _recall(
                 view, query, kinds=kinds, scopes=scopes, session=session,
                 only_session=only_session, max_age=max_age, latest_per_key=latest_per_key,

@@ -7,9 +7,11 @@ implements `Backend` and registers its URL scheme (`memcommit.store.backends`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Protocol
 
 from memcommit.model import Commit, Memory, Usage
@@ -181,5 +183,24 @@ class Backend(Protocol):
         Every row is read back; ``full`` adds the backend's slowest page checks.
         """
 
+    def cache_dir(self, name: str, key: str) -> Path | None:
+        """Where this host keeps derived data ``name`` of the store whose identity is ``key``.
+
+        The backend chooses, since only it knows where its data lives: beside
+        its file for an embedded database, in the user's cache (`user_cache`)
+        for a server, None for a store that keeps nothing on disk (in memory).
+        """
+
     def close(self) -> None:
         """Release the connection."""
+
+
+def user_cache(name: str, key: str) -> Path:
+    """``<user cache>/memcommit/<name>/<key>``: derived data of a store that is not a local file.
+
+    The user cache is ``$XDG_CACHE_HOME``, else ``~/.cache``. ``key`` names the
+    store by its identity, never by how its target was spelled, so every
+    spelling of one store's address shares one folder.
+    """
+    home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(home) / "memcommit" / name / key
