@@ -376,11 +376,11 @@ def erase_purged(store: StoreLike, commit: Commit) -> None:
     next used), and the leftovers of killed writers are swept. Connected to
     the store by the package top (``Store.connect_purge``).
     """
-    directory = index_dir(store)
     purged = [c.memory_id for c in commit.changes if c.op == "purge" and c.memory_id]
+    live = _live.get(store)
+    directory = (live.directory if live is not None else None) or index_dir(store)
     if directory is None or not purged:
         return
-    live = _live.get(store)
     tenants = {m.tenant for m in store.find(ids=purged, live=False)}
     open_here = set() if live is None else set(live.tenants)
     files.erase(directory, [snapshot_name(t) for t in tenants if t not in open_here])
