@@ -404,6 +404,23 @@ def test_purge_leaves_no_trace_in_the_snapshot_files(make_store, now, recall_sna
     assert store_index(make_store("s.db")).index("t").n_docs == 40
 
 
+def test_a_purge_in_a_commit_too_large_to_apply_still_erases_the_snapshot(
+    make_store, now, recall_snapshots, monkeypatch
+):
+    monkeypatch.setattr(live, "CATCH_UP_LIMIT", 3)  # this commit drops the indexes instead
+    store = make_store("s.db")
+    fill(store, now)
+    with store.commit(message="secret", now=now) as tx:
+        tx.add("zebraquux alpha", id="secret", tenant="t")
+    recall(store, "alpha", tenant="t", now=now)  # indexed here
+    with store.commit(message="erase and more", now=now) as tx:
+        tx.purge("secret")
+        for i in range(5):
+            tx.add(f"alpha more {i}", tenant="t")
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+    assert "secret" not in {r.memory.id for r in recall(store, "alpha", tenant="t", now=now).rows}
+
+
 def test_purge_by_a_process_that_never_recalled_erases_the_snapshot(
     make_store, now, recall_snapshots
 ):

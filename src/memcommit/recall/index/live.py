@@ -311,11 +311,15 @@ class StoreIndex:
                 self.ready += written
             elif self.tenants:
                 self.pending += [c.memory_id for c in commit.changes if c.memory_id]
+            purges = any(change.op == "purge" for change in commit.changes)
             if len(self.pending) + len(self.ready) > CATCH_UP_LIMIT:
+                dropped = [snapshot_name(tenant) for tenant in self.tenants]
                 self.tenants.clear()
                 self._damage.clear()
                 self.pending, self.ready = [], []
-            elif any(change.op == "purge" for change in commit.changes):
+                if purges and self.directory is not None:  # not written again: must go
+                    files.erase(self.directory, dropped)
+            elif purges:
                 self._flush()
             if commit.seq == self.seen + 1:  # otherwise another writer's commits came between
                 self.seen = commit.seq

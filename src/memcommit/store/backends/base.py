@@ -195,12 +195,17 @@ class Backend(Protocol):
         """Release the connection."""
 
 
-def user_cache(name: str, key: str) -> Path:
+def user_cache(name: str, key: str) -> Path | None:
     """``<user cache>/memcommit/<name>/<key>``: derived data of a store that is not a local file.
 
-    The user cache is ``$XDG_CACHE_HOME``, else ``~/.cache``. ``key`` names the
-    store by its identity, never by how its target was spelled, so every
-    spelling of one store's address shares one folder.
+    The user cache is ``$XDG_CACHE_HOME``, else ``~/.cache``; None when the
+    user has no home either. ``key`` names the store by its identity, never by
+    how its target was spelled, so every spelling of one address shares one folder.
     """
-    home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(home) / "memcommit" / name / key
+    cache = os.environ.get("XDG_CACHE_HOME")
+    if not cache:
+        home = os.path.expanduser("~")
+        if home == "~":
+            return None
+        cache = os.path.join(home, ".cache")
+    return Path(cache) / "memcommit" / name / key

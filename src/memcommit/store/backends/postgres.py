@@ -486,7 +486,7 @@ class PostgresBackend(common.SQLBackend):
                 time.sleep(0.1 * (attempt + 1))  # another session's snapshot: let it end
         return False
 
-    def cache_dir(self, name: str, key: str) -> Path:
+    def cache_dir(self, name: str, key: str) -> Path | None:
         """In the user's cache, by the store's identity: every URL spelling of it shares one."""
         return user_cache(name, key)
 
