@@ -61,3 +61,19 @@ def test_an_in_memory_store_keeps_no_folder(tmp_path, now) -> None:
             tx.add("a memory", tenant="acme")
         assert store.cache_dir("recall") is None
         assert store.cache_dir("recall", root=tmp_path) is None
+
+
+def test_two_stores_never_share_an_identity_even_under_a_seeded_random(make_store, now) -> None:
+    """A program (or hypothesis) may seed ``random``: commit ids do not come from it."""
+    import random
+
+    stores = []
+    for name in ("one.db", "two.db"):
+        random.seed(0)
+        store = make_store(name)
+        with store.commit(message="same", now=now) as tx:
+            tx.add("the same first memory", id="m0", tenant="acme")
+        stores.append(store)
+    one, two = stores
+    assert one.commit_id(1) != two.commit_id(1)
+    assert one.cache_dir("recall", root="/r") != two.cache_dir("recall", root="/r")
