@@ -263,7 +263,7 @@ def child_commits(store: str, other: str, texts: list[str]) -> dict:
     alternate, one commit each, so drift in the machine's speed falls on both.
     """
     import memcommit
-    from memcommit.recall.pipeline.sources import store_index
+    from memcommit.recall.index.live import store_index
 
     def one(opened: memcommit.Store, i: int, catch_up: bool) -> tuple[float, float]:
         start = time.perf_counter()
@@ -271,7 +271,7 @@ def child_commits(store: str, other: str, texts: list[str]) -> dict:
             tx.add(texts[i % len(texts)], tenant=TENANT)
         landed = time.perf_counter()
         if catch_up:
-            store_index(opened).source(TENANT)
+            store_index(opened).index(TENANT)
         return landed - start, time.perf_counter() - start
 
     plain = memcommit.open(other)
@@ -285,7 +285,7 @@ def child_commits(store: str, other: str, texts: list[str]) -> dict:
         with_index.append(caught_up)
     with indexed.commit(message="adds") as tx:
         added = [tx.add(texts[i], tenant=TENANT) for i in range(1_000)]
-    index = store_index(indexed).source(TENANT).index
+    index = store_index(indexed).index(TENANT)
     start = time.perf_counter()
     index.put_many(added)
     put = time.perf_counter() - start

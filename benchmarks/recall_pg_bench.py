@@ -56,7 +56,7 @@ def first_recall(url: str, query: str, directory: Path) -> dict:
         "from datetime import datetime, timezone\n"
         "start = time.perf_counter()\n"
         "import memcommit\n"
-        "from memcommit.recall.pipeline.sources import store_index\n"
+        "from memcommit.recall.index.live import store_index\n"
         "store = memcommit.open(sys.argv[1])\n"
         "store.recall(sys.argv[2], tenant=sys.argv[3], max_records=10,\n"
         "             now=datetime(2026, 11, 1, tzinfo=timezone.utc))\n"

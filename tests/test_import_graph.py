@@ -100,7 +100,7 @@ ALLOWED = {
 def test_the_graph_sees_the_layers_and_their_edges():
     edges = graph()
     assert "memcommit.store.backends.sql" in edges["memcommit.store.backends.sqlite"]
-    assert "memcommit.store.store" in edges["memcommit.recall.pipeline.sources"]
+    assert "memcommit.store.protocols" in edges["memcommit.recall.index.live"]
     assert "poolsplit" in edges["memcommit.recall.pipeline.pack"]
 
 

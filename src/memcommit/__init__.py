@@ -16,14 +16,18 @@ compaction's trace policies.
 
 Importing the package is cheap: the model and the store (pure Python) load now;
 recall, tiers and compaction, and numpy with them, load when one of their names
-is first used (PEP 562 ``__getattr__``).
+is first used (PEP 562 ``__getattr__``). That first use may come from many
+threads at once: each layer is loaded by one thread while the others wait for
+it whole (`_load`), never handed a module still being initialized.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import threading
 import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memcommit import errors
@@ -82,13 +86,30 @@ _LAZY = {
 _LAYERS = ("compaction", "tiers")
 
 
+#: Held while a layer loads. Python's import system, seeing two threads import modules of
+#: one package in different orders (say ``recall`` for a recall, ``recall.index.live`` for a
+#: purge's hook), breaks the deadlock it fears by handing one of them a module still being
+#: initialized: ``ImportError: cannot import name ... from partially initialized module``.
+_loading = threading.RLock()
+_loaded: set[str] = set()
+
+
+def _load(module: str) -> types.ModuleType:
+    """``module``, imported by one thread at a time: the others wait until it is whole."""
+    if module not in _loaded:
+        with _loading:
+            importlib.import_module(module)
+            _loaded.add(module)
+    return sys.modules[module]
+
+
 def __getattr__(name: str) -> Any:
     """Load a public name's layer the first time the name is asked for, and keep the value."""
     if name in _LAYERS:
-        return importlib.import_module(f"{__name__}.{name}")
+        return _load(f"{__name__}.{name}")
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
+    value = getattr(_load(_LAZY[name]), name)
     globals()[name] = value
     return value
 
@@ -117,16 +138,13 @@ sys.modules[__name__].__class__ = _Package
 
 def _recall(view: ViewLike, query: str, options: RecallOptions | None = None, **kw: Any) -> Context:
     """``store.recall(...)``: loads the recall layer on the first call."""
-    from memcommit.recall import recall
-
+    recall: Callable[..., Context] = _load("memcommit.recall.pipeline.run").recall
     return recall(view, query, options, **kw)
 
 
 def _erase_purged(store: Store, commit: Commit) -> None:
     """After a purge, recall's snapshots on disk forget it too (loading the recall layer then)."""
-    from memcommit.recall.pipeline.sources import erase_purged
-
-    erase_purged(store, commit)
+    _load("memcommit.recall.index.live").erase_purged(store, commit)
 
 
 # ``store.recall(...)`` and ``view.recall(...)``: the store sits below recall and never imports

@@ -88,36 +88,54 @@ def json_text(name: str, value: Any) -> str:
     return text
 
 
-def check_json(name: str, value: Any) -> None:
-    """Raise InvalidInput unless ``value`` is JSON within the depth limit and with clean strings."""
-    _walk(name, value, 0)
+def check_json(name: str, value: Any, *, depth: int = 0) -> None:
+    """Raise InvalidInput unless ``value`` is JSON within the depth limit and with clean strings.
+
+    The one JSON-shape check: the store's metadata, details and state, and
+    compaction's summaries. ``depth`` is how many lists and objects enclose
+    ``value`` where it will be stored (a summary kept under a key of a memory's
+    metadata: 1), so a part is refused exactly when the whole would be. The
+    reason says where inside ``value`` the refused part is (``at ['steps'][2]``).
+    """
+    _walk(name, value, depth, "")
 
 
-def _walk(name: str, value: Any, depth: int) -> None:
+def _walk(name: str, value: Any, depth: int, where: str) -> None:
     """Raise InvalidInput for the first part of ``value`` that JSON or the limits refuse."""
+    at = f" (at {where})" if where else ""
     if value is None or isinstance(value, bool | int):
         return
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
-            raise InvalidInput(name, value, "must be JSON-serializable: NaN and infinities are not")
+            raise InvalidInput(
+                name, value, f"must be JSON-serializable: NaN and infinities are not{at}"
+            )
         return
     if isinstance(value, str):
-        clean_text(name, value)
+        _clean_at(name, value, at)
         return
     if depth >= LIMITS["depth"]:
-        raise InvalidInput(name, "...", f"is nested deeper than {LIMITS['depth']} levels")
+        raise InvalidInput(name, "...", f"is nested deeper than {LIMITS['depth']} levels{at}")
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise InvalidInput(name, key, "must have string keys (JSON object keys)")
-            clean_text(name, key)
-            _walk(name, item, depth + 1)
+                raise InvalidInput(name, key, f"must have string keys (JSON object keys){at}")
+            _clean_at(name, key, at)
+            _walk(name, item, depth + 1, f"{where}[{key!r}]")
         return
     if isinstance(value, list | tuple):
-        for item in value:
-            _walk(name, item, depth + 1)
+        for index, item in enumerate(value):
+            _walk(name, item, depth + 1, f"{where}[{index}]")
         return
-    raise InvalidInput(name, value, f"must be JSON-serializable, not {type(value).__name__}")
+    raise InvalidInput(name, value, f"must be JSON-serializable, not {type(value).__name__}{at}")
+
+
+def _clean_at(name: str, value: str, at: str) -> None:
+    """`clean_text`, its refusal saying where the string sits."""
+    try:
+        clean_text(name, value)
+    except InvalidInput as refused:
+        raise InvalidInput(name, value, refused.reason + at) from None
 
 
 @overload

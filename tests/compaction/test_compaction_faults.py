@@ -24,6 +24,14 @@ class Exploding(dict):
         raise RuntimeError("cannot read me")
 
 
+def nested(levels: int) -> dict:
+    """A summary of ``levels`` objects, each inside the one before."""
+    value: dict = {"text": "the deepest words"}
+    for _ in range(levels - 1):
+        value = {"text": "deeper", "more": value}
+    return value
+
+
 def raising(trace):
     raise RuntimeError("model timed out")
 
@@ -41,6 +49,9 @@ BAD: dict[str, Callable[[Any], Any]] = {
     "surrogate": lambda t: {"text": "\ud800"},
     "ids only": lambda t: {"ids": ["x"]},
     "unreadable": lambda t: Exploding(a=1),
+    # kept as metadata["summary"]: 32 levels inside the metadata object are 33, past the limit
+    "nested 32 levels": lambda t: nested(32),
+    "NUL in a field left out of the text": lambda t: {"text": "fine", "step_id": "a\x00"},
 }
 
 
@@ -63,6 +74,13 @@ def test_a_bad_summary_leaves_its_trace_and_others_compact(store, name: str) -> 
     assert store.trace(bad) == bad_trace
     # The next run with a working summarizer picks it up.
     assert Compactor(store).compact(now=later(4)).traces == (bad,)
+
+
+def test_the_deepest_summary_the_store_keeps_compacts(store) -> None:
+    trace = add_trace(store, "deep one", at=later(1))
+    result = Compactor(store, summarizer=lambda t: nested(31)).compact(now=later(2))
+    assert result.traces == (trace,) and result.errors == ()
+    assert result.summaries[0].metadata["summary"] == nested(31)
 
 
 def test_nothing_changes_when_every_summary_fails(store) -> None:

@@ -13,7 +13,7 @@ import os
 
 from memcommit.recall import recall
 from memcommit.recall.index import persist
-from memcommit.recall.pipeline.sources import snapshot_dir, snapshot_name, store_index
+from memcommit.recall.index.live import index_dir, snapshot_name, store_index
 
 PREFIX = 32  # magic, format, header CRC, header size, JSON size
 WORDS = ["alpha", "beta", "gamma", "deploy", "deployed", "cache", "pool", "logs"]
@@ -38,7 +38,7 @@ def test_a_flipped_bit_anywhere_in_the_prefix_is_refused_and_the_snapshot_rebuil
     store = make_store("s.db")
     fill(store, now)
     expected = answer(store, now)
-    path = snapshot_dir(store) / snapshot_name("t")
+    path = index_dir(store) / snapshot_name("t")
     sound = path.read_bytes()
     for bit in range(PREFIX * 8):
         damaged = bytearray(sound)
@@ -58,7 +58,7 @@ def test_a_flipped_bit_anywhere_in_the_header_is_refused_at_open(make_store, now
     store = make_store("s.db")
     fill(store, now)
     answer(store, now)
-    path = snapshot_dir(store) / snapshot_name("t")
+    path = index_dir(store) / snapshot_name("t")
     sound = path.read_bytes()
     header_size = int.from_bytes(sound[16:24], "little")
     assert header_size > 1000  # a real header: dozens of arrays listed

@@ -17,17 +17,10 @@ from hypothesis import strategies as st
 
 from memcommit.errors import IndexDamaged
 from memcommit.recall import recall
-from memcommit.recall.index import persist
+from memcommit.recall.index import live, persist
+from memcommit.recall.index.live import index_dir, reporting, snapshot_name, store_index
 from memcommit.recall.index.snapshot import Exported
-from memcommit.recall.pipeline import sources
-from memcommit.recall.pipeline.sources import (
-    Source,
-    snapshot_dir,
-    snapshot_name,
-    store_index,
-    store_loader,
-    terminal_progress,
-)
+from memcommit.recall.pipeline.sources import Source, store_loader
 
 WORDS = ["alpha", "beta", "gamma", "deploy", "deploys", "deployed", "cache", "the", "pool", "logs"]
 QUERIES = ["alpha deploy", "cache the pool", "deploying logs", "gamma", "zeta", "what did nate do"]
@@ -63,7 +56,7 @@ def fill(store, now, tenant="t", count=40, prefix="m"):
 
 
 def snapshot_file(store, tenant="t"):
-    return snapshot_dir(store) / snapshot_name(tenant)
+    return index_dir(store) / snapshot_name(tenant)
 
 
 def test_a_fresh_store_object_opens_the_snapshot_and_answers_alike(make_store, now):
@@ -203,7 +196,7 @@ def test_a_build_reads_its_memories_a_page_at_a_time(make_store, now, monkeypatc
     store = make_store("s.db")
     fill(store, now, count=25)
     expected = answers(store, "t", now)
-    monkeypatch.setattr(sources, "BUILD_STEP", 10)
+    monkeypatch.setattr(live, "BUILD_STEP", 10)
     reports = []
     again = make_store("s.db")
     store_index(again).progress = lambda done, total: reports.append((done, total))
@@ -212,8 +205,14 @@ def test_a_build_reads_its_memories_a_page_at_a_time(make_store, now, monkeypatc
     assert answers(again, "t", now) == expected
 
 
-def test_no_progress_bar_when_stderr_is_not_a_terminal():
-    assert terminal_progress() is None  # pytest captures stderr: not a terminal
+def test_builds_report_to_the_callback_given_while_a_block_runs(make_store, now):
+    store = make_store("s.db")
+    fill(store, now, count=25)  # no recall yet: no snapshot
+    again, reports = make_store("s.db"), []
+    with reporting(again, lambda done, total: reports.append((done, total))):
+        recall(again, "alpha", tenant="t", now=now)
+    assert reports == [(25, 25)]
+    assert store_index(again).progress is None  # the library itself draws nothing
 
 
 def test_a_stale_snapshot_is_caught_up_by_the_commits_since(make_store, now):
@@ -304,7 +303,7 @@ def test_a_damaged_index_passed_in_directly_raises_a_typed_error(make_store, now
     data[start:end] = bytes(end - start)  # every posting now names document 0
     path.write_bytes(bytes(data))
     opened = persist.read(path, "t", store.log()[-1].id)
-    index = store_index(store).source("t").index.restore("t", opened.sections)
+    index = store_index(store).index("t").restore("t", opened.sections)
     source = Source(index, store_loader(store, "t"), True)
     with pytest.raises(IndexDamaged, match="main_docs"):
         recall(source, "alpha", tenant="t", now=now)
@@ -361,10 +360,12 @@ def test_a_tenants_snapshot_never_serves_another_tenant(make_store, now):
     assert all(r.memory.tenant == "u" for r in recall(again, "alpha", tenant="u", now=now).rows)
 
 
-def test_a_snapshot_from_a_diverged_copy_is_refused(tmp_path, now, store_backend):
+def test_a_snapshot_from_a_diverged_copy_is_refused(tmp_path, now, store_backend, monkeypatch):
     if store_backend != "sqlite":
         pytest.skip("copies a store file")
     import memcommit
+
+    monkeypatch.delenv("MEMCOMMIT_INDEX_DIR")  # a copy is the same store: beside each file
 
     first = memcommit.open(tmp_path / "a.db")
     fill(first, now, count=10)
@@ -400,7 +401,24 @@ def test_purge_leaves_no_trace_in_the_snapshot_files(make_store, now, recall_sna
         tx.purge("secret")
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
     assert b"secret" not in _snapshot_bytes(recall_snapshots)
-    assert store_index(make_store("s.db")).source("t").index.n_docs == 40
+    assert store_index(make_store("s.db")).index("t").n_docs == 40
+
+
+def test_a_purge_in_a_commit_too_large_to_apply_still_erases_the_snapshot(
+    make_store, now, recall_snapshots, monkeypatch
+):
+    monkeypatch.setattr(live, "CATCH_UP_LIMIT", 3)  # this commit drops the indexes instead
+    store = make_store("s.db")
+    fill(store, now)
+    with store.commit(message="secret", now=now) as tx:
+        tx.add("zebraquux alpha", id="secret", tenant="t")
+    recall(store, "alpha", tenant="t", now=now)  # indexed here
+    with store.commit(message="erase and more", now=now) as tx:
+        tx.purge("secret")
+        for i in range(5):
+            tx.add(f"alpha more {i}", tenant="t")
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+    assert "secret" not in {r.memory.id for r in recall(store, "alpha", tenant="t", now=now).rows}
 
 
 def test_purge_by_a_process_that_never_recalled_erases_the_snapshot(
@@ -437,7 +455,7 @@ def test_a_process_behind_another_writers_purge_never_writes_the_purged_words_ba
     assert b"secret" not in _snapshot_bytes(recall_snapshots)
     store_index(behind).save("t")
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
-    assert store_index(make_store("s.db")).source("t").index.n_docs == 39
+    assert store_index(make_store("s.db")).index("t").n_docs == 39
 
 
 def test_a_sqlite_stores_snapshots_sit_beside_its_file(tmp_path, now, monkeypatch):
@@ -447,7 +465,7 @@ def test_a_sqlite_stores_snapshots_sit_beside_its_file(tmp_path, now, monkeypatc
     with memcommit.open(tmp_path / "here.db") as store:
         fill(store, now, count=5)
         recall(store, "alpha", tenant="t", now=now)
-        assert snapshot_dir(store) == tmp_path / "here.db.recall"
+        assert index_dir(store) == tmp_path / "here.db.recall"
         assert snapshot_file(store).exists()
     with memcommit.open(":memory:") as store:
-        assert snapshot_dir(store) is None
+        assert index_dir(store) is None

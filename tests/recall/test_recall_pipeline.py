@@ -12,7 +12,7 @@ import memcommit
 import poolsplit
 from memcommit.errors import InvalidInput, ScorerError
 from memcommit.recall import Context, Hybrid, Tokens, Words, recall
-from memcommit.recall.pipeline.sources import store_index
+from memcommit.recall.index.live import store_index
 from memcommit.store.store import backing_store
 
 
@@ -104,7 +104,7 @@ def test_lazy_rows_describe_the_recall_not_later_commits(bank, now):
         for i in range(50):
             tx.add(f"database timeout incident {i}", tenant="team-a", kind="event")
         tx.invalidate("M3")
-    store_index(bank).source("team-a").index.merge()  # renumbers documents
+    store_index(bank).index("team-a").merge()  # renumbers documents
     assert [(r.memory.id, r.reason, r.score) for r in lazy.rows] == [
         (r.memory.id, r.reason, r.score) for r in eager.rows
     ]

@@ -25,6 +25,7 @@ from memcommit.cli.tables import preview, table
 from memcommit.errors import InvalidInput
 from memcommit.model import LIVE_TIERS, TIERS
 from memcommit.recall import Context, Pool, RecallOptions, Tokens, Words, recall
+from memcommit.recall.index.live import reporting
 from memcommit.recall.scoring.registry import DEFAULT_SCORER, SCORERS
 
 
@@ -183,7 +184,8 @@ def recall_cmd(
         memcommit recall "database timeout" --tenant team-a --words 80 --explain
     """
     with opened(store_target, tenant) as view:
-        with progress_bar("recalling (a first recall builds the index)", as_json=as_json):
+        bar = progress_bar("recalling (a first recall builds the index)", as_json=as_json)
+        with bar as progress, reporting(view, progress):
             options = recall_options(view, tenant, flags)
             ctx = recall(view, query, options)
         if as_json:

@@ -12,56 +12,32 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from memcommit import inputs
 from memcommit.errors import InvalidInput
 
 #: Default bound on one summary, in bytes of UTF-8 JSON (and of rendered text).
 MAX_BYTES = 64 * 1024
 
-#: Deepest nesting accepted; deeper data is almost surely a cycle or a mistake.
-MAX_DEPTH = 32
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def check_json(value: Any, path: str = "summary", depth: int = 0) -> None:
-    """Raise InvalidInput (naming the path) unless ``value`` is plain JSON data.
-
-    Plain means what ``json.loads`` gives back unchanged: dicts with string keys,
-    lists, strings, finite numbers, booleans and None (tuples count as lists).
-    """
-    if depth > MAX_DEPTH:
-        raise InvalidInput(path, type(value).__name__, f"nested deeper than {MAX_DEPTH} levels")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InvalidInput(path, value, "is not a finite number, so not JSON")
-    if isinstance(value, _SCALARS):
-        return
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidInput(path, key, "has a key that is not a string, so not JSON")
-            check_json(item, f"{path}[{key!r}]", depth + 1)
-        return
-    if isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            check_json(item, f"{path}[{index}]", depth + 1)
-        return
-    raise InvalidInput(path, type(value).__name__, "is not JSON (dict, list, str, number, bool)")
+#: How deep a summary sits where it is stored: ``metadata["summary"]`` of its memory.
+KEPT_AT = 1
 
 
 def to_json(value: Any, max_bytes: int = MAX_BYTES) -> str:
-    """``value`` as canonical JSON text, after checking it is JSON, not empty and not huge."""
-    check_json(value)
+    """``value`` as canonical JSON text, after checking it is JSON, not empty and not huge.
+
+    JSON here is what the store keeps in a memory's metadata, checked by the
+    store's own rule (`memcommit.inputs.check_json`) at the depth the summary
+    will sit: a summary accepted here is never refused by the commit that
+    stores it.
+    """
+    inputs.check_json("summary", value, depth=KEPT_AT)
     if value is None or value == "" or (isinstance(value, (Mapping, list, tuple)) and not value):
         raise InvalidInput("summary", value, "is empty; a summary must say something")
     text = json.dumps(value, ensure_ascii=False, sort_keys=False, allow_nan=False)
-    try:
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise InvalidInput("summary", value, "is not valid Unicode (lone surrogate)") from None
+    size = len(text.encode("utf-8"))
     if size > max_bytes:
         raise InvalidInput("summary", f"{size} bytes", f"is larger than max_bytes={max_bytes}")
     return text

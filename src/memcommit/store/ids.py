@@ -7,7 +7,6 @@ a listing ordered by id is ordered by creation. Fixed-width hex keeps numeric or
 from __future__ import annotations
 
 import os
-import random
 import threading
 import time
 
@@ -39,9 +38,12 @@ def commit_id(seq: int) -> str:
 
     Ids sort like seqs, and `seq_of` reads the seq back, so finding a commit by
     id needs no index of its own (one b-tree less to write per commit). The seq
-    alone makes the id unique, so the random part needs no cryptographic source.
+    alone makes the id unique within a store; the random part, from the
+    operating system (never the ``random`` module, which a program or a test
+    framework may seed), makes commit 1's id the store's identity: no other
+    store has it, so recall's snapshot folder and stamps tell stores apart.
     """
-    return f"{seq:012x}{random.getrandbits(80):020x}"
+    return f"{seq:012x}{int.from_bytes(os.urandom(10), 'big'):020x}"
 
 
 def seq_of(commit_id: str) -> int | None:

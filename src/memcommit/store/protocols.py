@@ -3,16 +3,20 @@
 `ViewLike` is what every layer above the store reads and writes through: a
 `Store` and a `TenantView` both satisfy it. `StoreLike` adds what only the
 whole store has (its tenants' views, the integrity check, closing);
-`TenantViewLike` adds the one tenant a view is restricted to. Annotate a
+`TenantViewLike` adds the one tenant a view is restricted to. Derived data
+kept beside a store (recall's index) reads it through `StoreLike` too: the
+commit ids it is stamped with, the versions a commit wrote, and the folder the
+backend chooses for it. Annotate a
 parameter with these instead of the concrete classes, so a caller may pass a
 store, a view, or a stand-in of their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from memcommit.model import Change, Commit, Memory, Trace, Usage
@@ -114,11 +118,21 @@ class TenantViewLike(ViewLike, Protocol):
 
 @runtime_checkable
 class StoreLike(ViewLike, Protocol):
-    """A whole store: every tenant, with views restricted to one, a check and a close."""
+    """A whole store: every tenant, with views restricted to one, a check and a close.
+
+    ``written``, ``commit_id`` and ``cache_dir`` serve derived data kept
+    outside the store (see `memcommit.store.Store`).
+    """
 
     def tenant(self, name: str) -> TenantViewLike: ...
 
     def check(self) -> CheckReport: ...
+
+    def written(self, commit: Commit) -> Sequence[Memory] | None: ...
+
+    def commit_id(self, seq: int) -> str | None: ...
+
+    def cache_dir(self, name: str, *, root: str | Path | None = None) -> Path | None: ...
 
     def close(self) -> None: ...
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
 from memcommit.errors import InvalidInput
@@ -179,6 +181,41 @@ class Store(StoreApi):
         if self._core.in_my_commit():
             raise InvalidInput("close", self, "a commit is open; leave its block first")
         self._core.close()
+
+    # -- for derived data kept outside the store ----------------------------------------
+
+    def commit_id(self, seq: int) -> str | None:
+        """The id of commit ``seq`` (None when there is none), read without its changes.
+
+        ``commit_id(1)`` is the store's identity: the first commit's id is random,
+        so no other store has it, and a copy (export, migrate) keeps it.
+        """
+        v.count("seq", seq, optional=False)
+        with self._core.lock:
+            self._core.check_open()
+            found = self._core.backend.commits(seqs=[seq], changes=False)
+        return found[0][0].id if found else None
+
+    def cache_dir(self, name: str, *, root: str | Path | None = None) -> Path | None:
+        """The folder of this host for derived data ``name`` (say "recall") of this store.
+
+        The backend chooses it: beside a SQLite file (``<file>.<name>/``), in
+        the user's cache for PostgreSQL (``~/.cache/memcommit/<name>/<key>/``);
+        ``root`` moves it to ``<root>/<key>/``. ``key`` is a digest of the
+        store's identity (`commit_id` of 1), never of how its target was
+        spelled, so every spelling of one store shares one folder. None when
+        the store keeps nothing on disk (in memory) or has no commit yet.
+        """
+        if not isinstance(name, str) or not name.isascii() or not name.isalnum():
+            raise InvalidInput("name", name, "must be ASCII letters and digits (it names a folder)")
+        identity = self.commit_id(1)
+        if identity is None:
+            return None
+        key = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        chosen = self._core.backend.cache_dir(name, key)
+        if chosen is None or root is None:
+            return chosen
+        return Path(root) / key
 
     @property
     def backend(self) -> Backend:

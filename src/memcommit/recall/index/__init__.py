@@ -11,6 +11,8 @@
     tenant          TenantIndex: the parts above kept in step for one tenant
     sections, blobs a snapshot's arrays checked a block at a time; strings read in place
     persist         the snapshot file: stamped, mapped on open, written atomically
+    files           the snapshot folder's files: atomic writes, killed writers' leftovers, erasure
+    live            a store's live index: tenants opened once, caught up, saved, erased on purge
 
 Nothing here ranks or packs, and nothing imports the scoring or pipeline wings:
 the scoring wing reads these arrays, the pipeline filters on their columns.

@@ -20,7 +20,7 @@ brings the whole file into the process's memory, while a recall reads a small
 part (its terms' postings, ten ids, the columns it filters on). Each block is
 checked before its first use instead (`memcommit.recall.index.sections`), so damage
 anywhere is still never used: a block that fails raises IndexDamaged, and the
-index is rebuilt from the store (`memcommit.recall.pipeline.sources`); a recall that met
+index is rebuilt from the store (`memcommit.recall.index.live`); a recall that met
 it runs again on the rebuilt index, and only an explanation built after its
 recall returned can see the error itself (the next recall rebuilds). The work
 moves rather than vanishes: a block is checked by the first query that reads it,
@@ -41,14 +41,15 @@ import json
 import mmap
 import os
 import struct
-import tempfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from memcommit.recall.index import files
 from memcommit.recall.index.sections import BLOCK, Damage, Section, block_crcs
 from memcommit.recall.index.snapshot import Exported
 
@@ -89,7 +90,8 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
     """Write the snapshot of ``tenant`` at ``path`` atomically; returns its size in bytes.
 
     The file is written beside ``path`` under a temporary name, flushed, then
-    renamed over it: readers see the old snapshot or the new one, never a mix.
+    renamed over it: readers see the old snapshot or the new one, never a mix
+    (`memcommit.recall.index.files`, which also sweeps what a killed writer left).
     """
     arrays = {name: np.ascontiguousarray(values) for name, values in sorted(data.arrays.items())}
     listed: list[list[object]] = []
@@ -106,22 +108,15 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
     header = text + table
     header += b"\0" * _padded(_PREFIX.size + len(header))
     crc = _header_crc(header, len(text))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(_PREFIX.pack(MAGIC, FORMAT, crc, len(header), len(text)))
-            out.write(header)
-            for values in arrays.values():
-                out.write(values.data.cast("B"))
-                out.write(b"\0" * _padded(values.nbytes))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path.stat().st_size
+
+    def parts() -> Iterator[bytes | memoryview]:
+        yield _PREFIX.pack(MAGIC, FORMAT, crc, len(header), len(text))
+        yield header
+        for values in arrays.values():
+            yield values.data.cast("B")
+            yield b"\0" * _padded(values.nbytes)
+
+    return files.write(path, parts())
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ postings of its terms, the ids it returns; not the whole file.
 
 A block that fails raises `memcommit.errors.IndexDamaged` and marks its file
 damaged (`Damage`): nothing read from it is used, and the index that holds it
-is dropped and rebuilt (see `memcommit.recall.pipeline.sources`). Blocks never span two
+is dropped and rebuilt (see `memcommit.recall.index.live`). Blocks never span two
 sections, so a section written in place after its check (mapped columns are
 copy-on-write) cannot make a later check of another section fail.
 """

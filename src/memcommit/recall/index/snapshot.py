@@ -113,7 +113,8 @@ class Snapshot:
     def holds(self, now_us: int, docs: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Where ``docs`` still hold at ``now_us``: active, begun and not yet ended."""
         begun = self.valid_from[docs] <= now_us
-        return self.status_ok[docs] & begun & (now_us < self.valid_to[docs])
+        holding: np.ndarray = self.status_ok[docs] & begun & (now_us < self.valid_to[docs])
+        return holding
 
     def key_winners(self, now_us: int) -> np.ndarray:
         """Per document: False when a newer version of its key still holds at ``now_us``.

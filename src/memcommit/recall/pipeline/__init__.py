@@ -1,7 +1,7 @@
 """The pipeline wing: recall's stages, from the store to an explained context.
 
-options         RecallOptions: every recall argument, checked once; the scorer names
-sources         where recall reads: a store's live index, or a list of memories
+options         RecallOptions: every recall argument, checked once
+sources         where recall reads: a store's live index (index.live), or a list of memories
 filters         stage 2, scope filters, each with its reason
 ranking         stage 3, scored and filtered only as deep as packing reads
 budget, pack    stage 4, budgets and poolsplit's packing

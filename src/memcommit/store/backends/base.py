@@ -7,9 +7,11 @@ implements `Backend` and registers its URL scheme (`memcommit.store.backends`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Protocol
 
 from memcommit.model import Commit, Memory, Usage
@@ -207,5 +209,29 @@ class Backend(Protocol):
         Every row is read back; ``full`` adds the backend's slowest page checks.
         """
 
+    def cache_dir(self, name: str, key: str) -> Path | None:
+        """Where this host keeps derived data ``name`` of the store whose identity is ``key``.
+
+        The backend chooses, since only it knows where its data lives: beside
+        its file for an embedded database, in the user's cache (`user_cache`)
+        for a server, None for a store that keeps nothing on disk (in memory).
+        """
+
     def close(self) -> None:
         """Release the connection."""
+
+
+def user_cache(name: str, key: str) -> Path | None:
+    """``<user cache>/memcommit/<name>/<key>``: derived data of a store that is not a local file.
+
+    The user cache is ``$XDG_CACHE_HOME``, else ``~/.cache``; None when the
+    user has no home either. ``key`` names the store by its identity, never by
+    how its target was spelled, so every spelling of one address shares one folder.
+    """
+    cache = os.environ.get("XDG_CACHE_HOME")
+    if not cache:
+        home = os.path.expanduser("~")
+        if home == "~":
+            return None
+        cache = os.path.join(home, ".cache")
+    return Path(cache) / "memcommit" / name / key

@@ -22,6 +22,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -33,7 +34,7 @@ from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
-from memcommit.store.backends.base import Batch
+from memcommit.store.backends.base import Batch, user_cache
 from memcommit.store.backends.chain import Chained, seal_history
 from memcommit.store.backends.migrations import CHAIN_MIGRATION, missing, require_current, upgrade
 from memcommit.store.validate import flag
@@ -549,6 +550,10 @@ class PostgresBackend(Chained, common.SQLBackend):
                     return True
                 time.sleep(0.1 * (attempt + 1))  # another session's snapshot: let it end
         return False
+
+    def cache_dir(self, name: str, key: str) -> Path | None:
+        """In the user's cache, by the store's identity: every URL spelling of it shares one."""
+        return user_cache(name, key)
 
     def close(self) -> None:
         if self._tx is not None:

@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -258,6 +259,13 @@ class SQLiteBackend(Chained, common.SQLBackend):
         if broken_links:
             found.append(f"foreign key broken: {broken_links}")
         return found
+
+    def cache_dir(self, name: str, key: str) -> Path | None:
+        """Beside the file, ``<file>.<name>/`` (the file's real path: every spelling of it
+        shares the folder); None in memory."""
+        if self.target == ":memory:" or self.target.startswith("file::memory:"):
+            return None
+        return Path(os.path.realpath(self.target) + "." + name)
 
     def close(self) -> None:
         try:

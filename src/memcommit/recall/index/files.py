@@ -1,0 +1,132 @@
+"""The files of a snapshot folder: written atomically, leftovers of killed writers swept, erased.
+
+A snapshot is written under a temporary name beside its own
+(``tenant-….idx.<random>.tmp``), flushed, then renamed over it. A writer killed
+before the rename (SIGKILL, a crash) leaves its temporary file behind, as large
+as the snapshot and holding the same words: nothing would ever read or remove
+it, and a purge must not leave its words there either. So each writer holds a
+shared lock on the folder's ``.lock`` file while its temporary file exists, and
+a sweep takes that lock exclusively: while the sweep holds it no writer is at
+work, so every temporary file left is a dead writer's. The kernel drops a killed
+process's locks, so a leftover never holds a sweep back. The live index sweeps
+when a process first uses the folder and whenever a purge erases a snapshot.
+
+A folder that cannot be written (read-only, full, not a directory) just means
+no snapshot: the callers treat OSError as "not kept". A file that must go
+because it holds a purged memory's words and cannot be removed is the one
+failure reported, by a `RuntimeWarning` naming the file: the commit has landed
+and recall still answers, but the words stay on that disk.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import tempfile
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+#: The folder's lock file: shared by writers at work, exclusive for a sweep.
+LOCK = ".lock"
+#: The suffix of a snapshot being written (its name: ``<snapshot>.<random>.tmp``).
+TEMPORARY = ".tmp"
+#: How long a purge's erasure waits for writers at work in the folder, in seconds.
+ERASE_WAIT = 30.0
+
+
+@contextmanager
+def _locked(directory: Path, how: int) -> Iterator[None]:
+    """Hold the folder's lock (``fcntl.LOCK_SH`` or ``LOCK_EX``, maybe ``| LOCK_NB``)."""
+    handle = os.open(directory / LOCK, os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(handle, how)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
+
+
+def write(path: Path, parts: Iterable[bytes | memoryview]) -> int:
+    """Write ``parts`` to ``path`` atomically; the file's size. OSError when it cannot.
+
+    Readers see the old file or the new one, never a mix; a failure (a full
+    disk) removes the temporary file and leaves the old file as it was.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path.parent, fcntl.LOCK_SH):
+        handle, temporary = tempfile.mkstemp(
+            prefix=path.name + ".", suffix=TEMPORARY, dir=path.parent
+        )
+        try:
+            with os.fdopen(handle, "wb") as out:
+                for part in parts:
+                    out.write(part)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    return path.stat().st_size
+
+
+def sweep(directory: Path, *, wait: float = 0.0) -> bool:
+    """Remove the temporary files dead writers left in ``directory``; whether it could look.
+
+    False when writers were still at work after ``wait`` seconds (their files
+    are theirs: the next sweep looks again) or the folder cannot be locked (a
+    read-only folder, where nobody could have written anything since).
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with _locked(directory, fcntl.LOCK_EX | fcntl.LOCK_NB):
+                for leftover in leftovers(directory):
+                    remove(leftover)
+                return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        except OSError:  # no folder, not a folder, or not ours to write
+            return False
+
+
+def leftovers(directory: Path) -> list[Path]:
+    """The temporary files in ``directory`` (none when it cannot be listed)."""
+    try:
+        return [directory / name for name in os.listdir(directory) if name.endswith(TEMPORARY)]
+    except OSError:
+        return []
+
+
+def remove(path: Path) -> bool:
+    """Delete ``path`` if it exists; False when it exists and cannot be deleted."""
+    try:
+        path.unlink()
+    except OSError as failed:
+        return failed.errno in (errno.ENOENT, errno.ENOTDIR)
+    return True
+
+
+def erase(directory: Path, names: Iterable[str]) -> None:
+    """Delete the snapshots ``names`` in ``directory`` and every leftover of a dead writer.
+
+    For a purge: what cannot be deleted is reported by a RuntimeWarning (the
+    purged words stay in that file), never raised.
+    """
+    sweep(directory, wait=ERASE_WAIT)
+    for kept in leftovers(directory):
+        _kept(kept, "a writer is still at work, or the folder cannot be written")
+    for name in names:
+        if not remove(directory / name):
+            _kept(directory / name, "it cannot be deleted")
+
+
+def _kept(path: Path, why: str) -> None:
+    warnings.warn(
+        f"recall snapshot {path} may keep purged words: {why}", RuntimeWarning, stacklevel=3
+    )

@@ -1,0 +1,439 @@
+"""The live index of a store: each tenant's index opened once, kept current, kept on disk.
+
+A store gets one `StoreIndex` for its lifetime (`store_index`): a tenant is
+opened on its first recall, from its snapshot when there is a sound one
+(`memcommit.recall.index.persist`) or built with paged ``find`` reads, and every
+landed commit updates the tenants already open (``on_commit``), so no query
+rebuilds anything. Commits of other processes or hosts (which ``on_commit``
+never hears of) are caught up at the next recall: the store's ``head_seq`` is
+compared with the last commit the index has seen and ``diff`` applied in between.
+
+The store is read only through its published shape (`StoreLike`): commits,
+reads, ``written`` for its own commits' versions, ``commit_id`` for the stamps,
+and ``cache_dir`` for the folder, which the store's backend chooses and which is
+named by the store's identity, not by how its target was spelled.
+
+Purged words leave every snapshot file this host keeps: a purge rewrites the
+snapshot of a tenant open in this process, deletes it otherwise, and sweeps the
+leftovers of killed writers (`memcommit.recall.index.files`); a rewrite that
+fails (a full disk) deletes the old snapshot instead of keeping it. Another
+host's folder is out of reach: there the words go at that host's next catch-up,
+when a process already running with the store recalls anything, or when a
+process opens that tenant's snapshot (caught up from its stamp, and written
+again at once because a purge is among the changes).
+
+Derived data never makes a recall or a commit fail: a folder that is read-only,
+full, unreadable or not a folder means snapshots are neither read nor kept, and
+the index is built in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memcommit.errors import IndexDamaged, StoreClosed
+from memcommit.model import Change, Commit, Memory
+from memcommit.recall.index import files, persist
+from memcommit.recall.index.persist import SnapshotRefused, Stamp
+from memcommit.recall.index.sections import Damage
+from memcommit.recall.index.tenant import TenantIndex
+from memcommit.store.protocols import StoreLike, ViewLike
+from memcommit.store.store import backing_store
+
+#: Past this many changed memories, catching up drops the indexes (rebuilt on next use).
+CATCH_UP_LIMIT = 20_000
+#: A snapshot caught up by at least this many changed memories is written again.
+RESAVE_AFTER = 1_000
+#: Memories read (and indexed) per page of a build, and between two progress reports.
+BUILD_STEP = 10_000
+
+#: (memories indexed so far, memories to index: None while pages of them remain to read)
+Progress = Callable[[int, int | None], None]
+
+
+def indexable(memory: Memory) -> bool:
+    """Whether ``memory`` is a document of the index (a purged one is not)."""
+    return memory.status != "purged"
+
+
+class StoreIndex:
+    """The live recall index of one store, updated by its commits; shared by its tenant views.
+
+    ``opened[tenant]`` says how each tenant was opened (and why a snapshot was
+    refused), which tests and tools can show; ``progress`` is told of builds
+    (the CLI draws it as a bar: `reporting`).
+    """
+
+    def __init__(self, store: StoreLike, *, progress: Progress | None = None) -> None:
+        self._store = weakref.ref(store)  # the store owns this index, not the other way round
+        self.tenants: dict[str, TenantIndex] = {}
+        self.opened: dict[str, str] = {}
+        self._damage: dict[str, Damage] = {}  # tenants opened from a snapshot: its blocks' state
+        self.pending: list[str] = []  # memories of own commits, indexed at the next recall
+        self.ready: list[Memory] = []  # versions own commits handed over, indexed likewise
+        self.progress = progress
+        self._directory: Path | None = None
+        self._placed = False  # the folder is chosen once the store has its first commit
+        self.lock = threading.RLock()
+        self.seen = store.head_seq  # every commit up to this one is in the indexes
+        self.unsubscribe = store.on_commit(self._on_commit)
+
+    @property
+    def store(self) -> StoreLike:
+        """The store this index follows (it holds the index: gone only with its store)."""
+        store = self._store()
+        if store is None:
+            raise StoreClosed("the store of this recall index was garbage-collected")
+        return store
+
+    @property
+    def directory(self) -> Path | None:
+        """This host's snapshot folder of the store (`index_dir`), None while there is none.
+
+        Chosen at the first use after the store's first commit (its identity
+        names the folder); the leftovers of killed writers are swept then.
+        """
+        if not self._placed and self.seen:
+            self._directory = index_dir(self.store)
+            self._placed = True
+            if self._directory is not None:
+                files.sweep(self._directory)
+        return self._directory
+
+    def index(self, tenant: str) -> TenantIndex:
+        """The tenant's index, opened on first use and caught up with every writer's commits."""
+        with self.lock:
+            self._flush()
+            self._catch_up()
+            index = self.tenants.get(tenant)
+            damage = self._damage.get(tenant)
+            if damage is not None and damage.section is not None:
+                self._discard(tenant)
+                index = self.tenants[tenant] = self._build(tenant, self.progress)
+                self.opened[tenant] = f"built: snapshot damaged ({damage.section})"
+            elif index is None:
+                index = self.tenants[tenant] = self._open(tenant)
+            return index
+
+    def rebuild(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
+        """Build ``tenant``'s index from the store (and write its snapshot), whatever exists."""
+        with self.lock:
+            self._flush()
+            self._catch_up()
+            index = self.tenants[tenant] = self._build(tenant, progress or self.progress)
+            self.opened[tenant] = "built"
+            return index
+
+    def save(self, tenant: str) -> Path | None:
+        """Write the snapshot of ``tenant``'s index, caught up with the store; its path.
+
+        None: nowhere to write, or the index was read from a damaged snapshot
+        (both are dropped; the next recall rebuilds). The index is caught up
+        with every writer's commits first, and again after writing while the
+        store moved on: a snapshot never holds words another process purged
+        (that process deleted the file; a state from before its purge must not
+        bring it back).
+        """
+        with self.lock:
+            try:
+                return self._write(tenant)
+            except IndexDamaged:
+                self._discard(tenant)
+                return None
+
+    def _path(self, tenant: str) -> Path | None:
+        directory = self.directory
+        return None if directory is None else directory / snapshot_name(tenant)
+
+    def _discard(self, tenant: str) -> None:
+        """Drop ``tenant``'s index and its snapshot file (damaged: rebuilt when next used)."""
+        self.tenants.pop(tenant, None)
+        self._damage.pop(tenant, None)
+        path = self._path(tenant)
+        if path is not None:
+            files.remove(path)  # a read-only folder keeps it: refused again when next read
+
+    def _write(self, tenant: str, *, erasing: bool = False) -> Path | None:
+        """`save`, letting IndexDamaged through to the caller.
+
+        ``erasing``: the index no longer holds words the file on disk may hold
+        (a purge), so a write that fails deletes that file rather than keep it.
+        """
+        with self.lock:
+            self._flush()
+            self._catch_up()
+            while True:
+                index = self.tenants.get(tenant)
+                path = self._path(tenant)
+                if index is None or path is None or not self.seen:
+                    return None
+                written = self.seen
+                first, current = self.store.commit_id(1), self.store.commit_id(written)
+                try:
+                    persist.write(
+                        path, tenant, Stamp(first or "", written, current or ""), index.export()
+                    )
+                except OSError:  # derived data: a full or read-only place just means no snapshot
+                    if erasing:
+                        files.erase(path.parent, [path.name])
+                    return None
+                self._catch_up()
+                if self.seen == written:
+                    return path
+
+    def _open(self, tenant: str) -> TenantIndex:
+        """The tenant's index from its snapshot (caught up) if sound, else built anew."""
+        try:
+            loaded = self._load(tenant)
+        except IndexDamaged as damaged:
+            self._discard(tenant)
+            loaded = f"built: snapshot damaged ({damaged.section})"
+        if isinstance(loaded, str):
+            self.opened[tenant] = loaded
+            return self._build(tenant, self.progress)
+        return loaded
+
+    def _load(self, tenant: str) -> TenantIndex | str:
+        """The index from the snapshot, caught up (and written again if far behind); else why not.
+
+        Raises IndexDamaged when a block the catch-up or the writing reads is damaged.
+        """
+        store = self.store
+        path = self._path(tenant)
+        if path is None:
+            return "built: no snapshot place" if self.seen else "built: empty store"
+        try:
+            opened = persist.read(path, tenant, store.commit_id(1) or "")
+        except SnapshotRefused as refused:
+            return f"built: snapshot {refused.reason}"
+        except OSError as unreadable:  # not ours to read, or the folder is not a folder
+            return f"built: snapshot unreadable ({unreadable.strerror or unreadable})"
+        stamp = opened.stamp
+        if stamp.seq > self.seen or stamp.commit != store.commit_id(stamp.seq):
+            return "built: snapshot from another history"
+        try:
+            index = TenantIndex.restore(tenant, opened.sections)
+        except ValueError as unusable:  # written by a build with other columns
+            return f"built: {unusable}"
+        self._damage[tenant] = opened.damage
+        ids: list[str] = []
+        purged = False
+        if stamp.seq < self.seen:
+            changes = store.tenant(tenant).diff(stamp.seq, self.seen)
+            ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
+            if len(ids) > CATCH_UP_LIMIT:
+                return f"built: snapshot {len(ids)} memories behind"
+            purged = _put(index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant])
+        self.opened[tenant] = f"loaded, caught up {len(ids)} memories"
+        if purged or len(ids) >= RESAVE_AFTER:  # a purge's words leave the file at once
+            self.tenants[tenant] = index
+            self._write(tenant, erasing=purged)
+        return index
+
+    def _build(self, tenant: str, progress: Progress | None) -> TenantIndex:
+        """The tenant's index from its memories, read a page at a time (and its snapshot).
+
+        Pages keep a build's memory to one page of memories beside the index.
+        Commits landing between two pages are applied again by the next catch-up
+        (they come after ``seen``), as for any other writer's commits.
+        """
+        self._damage.pop(tenant, None)
+        index = TenantIndex(tenant)
+        done, after = 0, None
+        with index.bulk():
+            while True:
+                page = self.store.find(tenant=tenant, live=False, limit=BUILD_STEP, after=after)
+                memories = [m for m in page if indexable(m)]
+                index.put_many(memories)
+                done += len(memories)
+                last = len(page) < BUILD_STEP
+                if progress is not None:
+                    progress(done, done if last else None)
+                if last:
+                    break
+                after = page[-1].id
+        self.tenants[tenant] = index
+        if done:
+            self.save(tenant)
+        return index
+
+    def _catch_up(self) -> None:
+        """Apply the commits of other writers that landed since the last one seen.
+
+        Their purges also delete this host's snapshots of tenants not open here.
+        """
+        head = self.store.head_seq
+        if head == self.seen:
+            return
+        since, self.seen = self.seen, head  # before applying: a save it makes finds none left
+        try:
+            changes = self.store.diff(since, head)
+            self._erase_elsewhere(changes)
+            ids = list(dict.fromkeys(c.memory_id for c in changes))
+            if len(ids) > CATCH_UP_LIMIT:
+                self.tenants.clear()  # cheaper to open each tenant again when next asked
+                self._damage.clear()
+            else:
+                self._apply([i for i in ids if i])
+        except BaseException:
+            self.seen = since  # applied again next time: putting a memory twice changes nothing
+            raise
+
+    def _erase_elsewhere(self, changes: Iterable[Change]) -> None:
+        """Delete this host's snapshots of the tenants not open here that ``changes`` purged from.
+
+        Open tenants are written again when the purge is applied to them.
+        """
+        purged = [c.memory_id for c in changes if c.op == "purge" and c.memory_id]
+        directory = self.directory if purged else None
+        if directory is None:
+            return
+        tenants = {m.tenant for m in self.store.find(ids=purged, live=False)}
+        files.erase(directory, [snapshot_name(t) for t in tenants if t not in self.tenants])
+
+    def _on_commit(self, commit: Commit) -> None:
+        """Note the commit's memories; they are indexed at the next recall.
+
+        A commit of this Store hands over the versions it wrote, so catching
+        up reads nothing; otherwise its ids are read then, in one read. A purge is
+        applied at once (its words leave the snapshot now); so many pending
+        changes that catching up costs more than opening again drop the indexes.
+        """
+        with self.lock:
+            written = self.store.written(commit) if self.tenants else None
+            if written is not None:  # this Store's own commit: its versions are at hand
+                self.ready += written
+            elif self.tenants:
+                self.pending += [c.memory_id for c in commit.changes if c.memory_id]
+            purges = any(change.op == "purge" for change in commit.changes)
+            if len(self.pending) + len(self.ready) > CATCH_UP_LIMIT:
+                dropped = [snapshot_name(tenant) for tenant in self.tenants]
+                self.tenants.clear()
+                self._damage.clear()
+                self.pending, self.ready = [], []
+                if purges and self.directory is not None:  # not written again: must go
+                    files.erase(self.directory, dropped)
+            elif purges:
+                self._flush()
+            if commit.seq == self.seen + 1:  # otherwise another writer's commits came between
+                self.seen = commit.seq
+
+    def _flush(self) -> None:
+        """Index the memories of this store's own commits noted since the last recall.
+
+        Versions a commit handed over go first; ids are read after them, so a
+        read (always the newest version) is never overwritten by an older one.
+        """
+        ready, self.ready = self.ready, []
+        pending, self.pending = self.pending, []
+        self._put_all(ready)
+        self._apply(pending)
+
+    def _apply(self, ids: list[str]) -> None:
+        """Put the current versions of ``ids`` into the indexes of tenants already indexed."""
+        ids = list(dict.fromkeys(ids))
+        with self.lock:
+            store = self.store
+            if not ids or not self.tenants:
+                return
+            found = {m.id: m for m in store.find(ids=ids, live=False)}  # trace ids: absent
+            self._put_all([found[memory_id] for memory_id in ids if memory_id in found])
+
+    def _put_all(self, memories: list[Memory]) -> None:
+        """Put ``memories`` (in order: a later version wins) into the indexes of their tenants."""
+        with self.lock:
+            changed: dict[str, list[Memory]] = {}
+            for memory in memories:
+                if memory.tenant in self.tenants:
+                    changed.setdefault(memory.tenant, []).append(memory)
+            for tenant, memories in changed.items():
+                try:
+                    if _put(self.tenants[tenant], memories):
+                        self._write(tenant, erasing=True)  # the purged words leave the file now
+                except IndexDamaged:  # dropped with its snapshot; the next recall rebuilds
+                    self._discard(tenant)
+
+
+def _put(index: TenantIndex, memories: list[Memory]) -> bool:
+    """Index the current versions ``memories``; purged ones stop being documents.
+
+    True when one was purged (its snapshot must be written again without it).
+    """
+    index.put_many(m for m in memories if indexable(m))
+    purged = [m.id for m in memories if not indexable(m)]
+    for memory_id in purged:
+        index.remove(memory_id)
+    return bool(purged)
+
+
+def erase_purged(store: StoreLike, commit: Commit) -> None:
+    """After a commit that purged memories: no snapshot file on this host keeps them.
+
+    A tenant this process has open had its snapshot written again when the
+    commit was applied; any other tenant's snapshot is deleted (rebuilt when
+    next used), and the leftovers of killed writers are swept. Connected to
+    the store by the package top (``Store.connect_purge``).
+    """
+    purged = [c.memory_id for c in commit.changes if c.op == "purge" and c.memory_id]
+    live = _live.get(store)
+    directory = (live.directory if live is not None else None) or index_dir(store)
+    if directory is None or not purged:
+        return
+    tenants = {m.tenant for m in store.find(ids=purged, live=False)}
+    open_here = set() if live is None else set(live.tenants)
+    files.erase(directory, [snapshot_name(t) for t in tenants if t not in open_here])
+
+
+def index_dir(store: StoreLike) -> Path | None:
+    """This host's folder for ``store``'s recall snapshots, or None (an in-memory store keeps none).
+
+    The store's backend chooses it (``store.cache_dir("recall")``): beside a
+    SQLite file (``<file>.recall/``), in the user's cache for PostgreSQL
+    (``~/.cache/memcommit/recall/<key>/``), named by the store's identity.
+    ``MEMCOMMIT_INDEX_DIR`` moves every store's folder under another directory.
+    """
+    return store.cache_dir("recall", root=os.environ.get("MEMCOMMIT_INDEX_DIR") or None)
+
+
+def snapshot_name(tenant: str) -> str:
+    """The snapshot file of ``tenant`` (named by a hash: tenant names are any text)."""
+    return "tenant-" + hashlib.sha256(tenant.encode()).hexdigest()[:24] + ".idx"
+
+
+_live: weakref.WeakKeyDictionary[StoreLike, StoreIndex] = weakref.WeakKeyDictionary()
+_live_lock = threading.Lock()
+
+
+def store_index(store: ViewLike) -> StoreIndex:
+    """The live index of ``store``, created (and subscribed to its commits) on first use.
+
+    A tenant view leads to its store (``backing_store``), so every view of one store,
+    and the store itself, share one index: each tenant is indexed once.
+    """
+    whole = backing_store(store)
+    with _live_lock:
+        found = _live.get(whole)
+        if found is None:
+            found = _live[whole] = StoreIndex(whole)
+            weakref.finalize(whole, found.unsubscribe)
+        return found
+
+
+@contextmanager
+def reporting(store: ViewLike, progress: Progress | None) -> Iterator[None]:
+    """Tell ``progress`` of the index builds of ``store`` while the block runs.
+
+    The library draws nothing: the CLI passes its progress bar's callback here.
+    """
+    live = store_index(store)
+    before, live.progress = live.progress, progress
+    try:
+        yield
+    finally:
+        live.progress = before
