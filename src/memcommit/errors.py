@@ -145,10 +145,11 @@ class IndexDamaged(MemcommitError):
         super().__init__(f"snapshot={path!r}: section {section!r} failed its checksum")
 
 
-class MissingExtra(MemcommitError, ImportError):
+class MissingExtra(MemcommitError, ModuleNotFoundError):
     """An integration module was imported without its framework: ``extra`` names what to install.
 
-    An ImportError too, so ``except ImportError`` around an optional import keeps working.
+    A ModuleNotFoundError too (``name`` is the missing module), so ``except
+    ImportError`` around an optional import keeps working.
     """
 
     def __init__(self, module: str, extra: str, missing: str | None) -> None:
@@ -157,7 +158,8 @@ class MissingExtra(MemcommitError, ImportError):
         self.module = module
         super().__init__(
             f"extra={extra!r}: {module} needs {missing or 'its framework'}, which is not"
-            f' installed; pip install "memcommit[{extra}]"',
+            f" installed: pip install 'memcommit[{extra}]' (from a clone:"
+            f' pip install -e ".[{extra}]")',
             name=missing,
         )
 

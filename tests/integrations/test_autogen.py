@@ -201,4 +201,4 @@ def test_a_missing_autogen_is_a_typed_error_naming_the_extra():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("extra autogen True ")
-    assert 'pip install "memcommit[autogen]"' in done.stdout
+    assert "pip install 'memcommit[autogen]'" in done.stdout

@@ -142,4 +142,4 @@ def test_a_missing_haystack_is_a_typed_error_naming_the_extra():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("extra haystack True ")
-    assert 'pip install "memcommit[haystack]"' in done.stdout
+    assert "pip install 'memcommit[haystack]'" in done.stdout

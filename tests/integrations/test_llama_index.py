@@ -215,4 +215,4 @@ def test_a_missing_llama_index_is_a_typed_error_naming_the_extra():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("extra llama-index True ")
-    assert 'pip install "memcommit[llama-index]"' in done.stdout
+    assert "pip install 'memcommit[llama-index]'" in done.stdout

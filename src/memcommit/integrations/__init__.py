@@ -19,19 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from memcommit.errors import MissingExtra
+
 
 @contextmanager
-def needs(extra: str) -> Iterator[None]:
-    """Around a module's framework imports: a missing one names the extra that installs it.
-
-    Still a ModuleNotFoundError (``name`` kept), so tools that catch it keep working.
-    """
+def needs(extra: str, module: str) -> Iterator[None]:
+    """Around ``module``'s framework imports: a missing one is `MissingExtra` naming ``extra``."""
     try:
         yield
     except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(
-            f"{exc.msg}: this memcommit integration needs its framework, installed by the"
-            f" {extra!r} extra: pip install 'memcommit[{extra}]' (from a clone:"
-            f' pip install -e ".[{extra}]")',
-            name=exc.name,
-        ) from exc
+        raise MissingExtra(module, extra, exc.name) from exc

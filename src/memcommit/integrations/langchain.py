@@ -41,7 +41,7 @@ from memcommit.model import Memory
 from memcommit.recall import Context, RecallOptions, Row
 from memcommit.recall.pipeline.options import FIELDS
 
-with needs("langchain"):  # the framework: a clear error without its extra
+with needs("langchain", __name__):  # the framework: a clear error without its extra
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
     from langchain_core.documents import Document
     from langchain_core.embeddings import Embeddings

@@ -37,7 +37,7 @@ from memcommit.integrations.marks import mark_of
 from memcommit.model import Commit, Memory
 from memcommit.recall import RecallOptions
 
-with needs("langgraph"):  # the framework: a clear error without its extra
+with needs("langgraph", __name__):  # the framework: a clear error without its extra
     from langgraph.store.base import (
         BaseStore,
         GetOp,

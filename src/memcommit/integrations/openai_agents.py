@@ -34,7 +34,7 @@ from memcommit.integrations import needs
 from memcommit.model import Memory, Trace
 from memcommit.recall import RecallOptions
 
-with needs("openai-agents"):  # the framework: a clear error without its extra
+with needs("openai-agents", __name__):  # the framework: a clear error without its extra
     from agents.memory import SessionABC, SessionSettings
     from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
