@@ -57,7 +57,7 @@ def test_llama_index_memory_remembers_across_runs(tmp_path):
     assert "4 messages active, 4 flushed to the archive tier" in first
     assert "the session continues: 9 messages in its history" in second
     assert "- Never deploy on a Friday.\\n- Deploys go out on Tuesdays after the standup." in second
-    assert "selected          score=0.370 'Deploys go out on Tuesdays" in second
+    assert "selected          score=0.343 'Deploys go out on Tuesdays" in second
     with memcommit.open(tmp_path / "li.db") as store:
         (trace,) = store.tenant("acme").traces()
         tiers = [step.tier for step in trace.steps]
