@@ -129,7 +129,8 @@ class Snapshot:
         if memo is not None and memo[0] == now_us:
             return memo[1]
         out: np.ndarray = self.latest
-        stale = np.flatnonzero(self.latest & self.alive & (self.key >= 0) & ~self.holds(now_us))
+        keyed = self.keyed_latest
+        stale = keyed[~self.holds(now_us, keyed)] if len(keyed) else keyed
         if len(stale):
             out = out.copy()
             members = np.flatnonzero(np.isin(self.key, self.key[stale]) & self.alive)
@@ -147,6 +148,11 @@ class Snapshot:
                 out[docs[first + 1 :]] = False
         self.__dict__["_winners"] = (now_us, out)
         return out
+
+    @functools.cached_property
+    def keyed_latest(self) -> np.ndarray:
+        """The current documents that are the newest of their key, ascending (few, or none)."""
+        return np.flatnonzero(self.latest & self.alive & (self.key >= 0))
 
     @functools.cached_property
     def always_docs(self) -> np.ndarray:
