@@ -16,10 +16,13 @@ docs/integrations.md has the mapping tables.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
-from memcommit.errors import MissingExtra
+import memcommit
+from memcommit.errors import InvalidInput, MissingExtra
 
 
 @contextmanager
@@ -29,3 +32,14 @@ def needs(extra: str, module: str) -> Iterator[None]:
         yield
     except ModuleNotFoundError as exc:
         raise MissingExtra(module, extra, exc.name) from exc
+
+
+def opened(
+    store: memcommit.Store | str | Path, options: Mapping[str, Any] | None
+) -> tuple[memcommit.Store, str | None]:
+    """An adapter's store: the one given, or one opened from a path or URL (then also returned)."""
+    if isinstance(store, memcommit.Store):
+        return store, None
+    if isinstance(store, (str, Path)):
+        return memcommit.open(store, **dict(options or {})), str(store)
+    raise InvalidInput("store", store, "must be a memcommit.Store, a path or a URL")

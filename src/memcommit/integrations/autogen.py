@@ -49,6 +49,7 @@ except ImportError as exc:
     raise MissingExtra(__name__, "autogen", exc.name) from exc
 
 import memcommit
+from memcommit.integrations import opened
 from memcommit.model import Memory as Stored
 from memcommit.recall import Context, RecallOptions, Row
 from memcommit.recall import recall as run_recall
@@ -108,14 +109,7 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
     ) -> None:
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
             raise InvalidInput("k", k, "must be an int >= 0 or None")
-        if isinstance(store, memcommit.Store):
-            self._target: str | None = None
-            self._store = store
-        elif isinstance(store, (str, Path)):
-            self._target = str(store)
-            self._store = memcommit.open(store, **dict(options or {}))
-        else:
-            raise InvalidInput("store", store, "must be a memcommit.Store, a path or a URL")
+        self._store, self._target = opened(store, options)
         self._recall_options = _checked(dict(recall_options or {}))
         self._options = dict(options or {})
         self.view = self._store.tenant(tenant)

@@ -42,6 +42,7 @@ except ImportError as exc:
     raise MissingExtra(__name__, "haystack", exc.name) from exc
 
 import memcommit
+from memcommit.integrations import opened
 from memcommit.model import Memory
 from memcommit.recall import Context
 from memcommit.recall import recall as run_recall
@@ -90,14 +91,7 @@ class MemcommitDocumentStore:
         author: str = "haystack",
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        if isinstance(store, memcommit.Store):
-            self._target: str | None = None
-            self._store = store
-        elif isinstance(store, (str, Path)):
-            self._target = str(store)
-            self._store = memcommit.open(store, **dict(options or {}))
-        else:
-            raise InvalidInput("store", store, "must be a memcommit.Store, a path or a URL")
+        self._store, self._target = opened(store, options)
         self._options = dict(options or {})
         self.view = self._store.tenant(tenant)
         self.tenant, self.index, self.kind, self.author = tenant, index, kind, author

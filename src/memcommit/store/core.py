@@ -8,6 +8,7 @@ resolve through `seq`. Nothing outside the store package uses it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -169,12 +170,7 @@ class Core:
 
         Its failures raise a `HookError` without a commit (``err.commit`` is None).
         """
-        errors: list[BaseException] = []
-        for work in deferred:
-            try:
-                work()
-            except Exception as exc:
-                errors.append(exc)
+        errors = _run_all(deferred)
         if errors:
             raise HookError(None, errors) from errors[0]
 
@@ -190,15 +186,8 @@ class Core:
             seen = visible_commit(commit, tenants, only)
             if seen is None:
                 continue
-            try:
-                fn(seen)
-            except Exception as exc:
-                errors.append(exc)
-        for work in deferred:
-            try:
-                work()
-            except Exception as exc:
-                errors.append(exc)
+            errors += _run_all([functools.partial(fn, seen)])
+        errors += _run_all(deferred)
         if errors:
             raise HookError(commit, errors) from errors[0]
 
@@ -273,3 +262,14 @@ class Core:
     def tip(self) -> tuple[int, str] | None:
         """(seq, id) of the newest commit, without reading its changes."""
         return self.backend.tip()
+
+
+def _run_all(work: list[Callable[[], Any]]) -> list[BaseException]:
+    """Run every callable even after one raised; what they raised, in order."""
+    errors: list[BaseException] = []
+    for run in work:
+        try:
+            run()
+        except Exception as exc:
+            errors.append(exc)
+    return errors
