@@ -56,3 +56,33 @@ def test_at_a_terminal_the_server_says_what_it_is(tmp_path):
         os.close(follower)
     assert said.startswith("memcommit MCP server for tenant 'me' on stdio")
     assert "Ctrl-C stops it" in said
+
+
+def test_ctrl_c_at_a_terminal_stops_the_server_without_enter(tmp_path):
+    """Before, the stdio reader thread held the process until a line was typed."""
+    import signal
+
+    leader, follower = pty.openpty()
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "memcommit"), "mcp", "--store",
+         str(tmp_path / "agent.db"), "--tenant", "me"],
+        stdin=follower, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    try:
+        said = b""
+        deadline = time.monotonic() + 60
+        while b"Ctrl-C stops it" not in said and time.monotonic() < deadline:
+            ready, _, _ = select.select([server.stderr], [], [], 1)
+            if ready:
+                said += os.read(server.stderr.fileno(), 4096)
+        time.sleep(1.0)  # the server is serving: its reader waits on the terminal
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 128 + signal.SIGINT  # no Enter was typed
+        assert b"stopped" in said + server.stderr.read()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(timeout=30)
+        os.close(leader)
+        os.close(follower)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 
 import click
@@ -49,4 +51,17 @@ def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
             " starts it and talks to it over stdin and stdout; Ctrl-C stops it.",
             err=True,
         )
+        signal.signal(signal.SIGINT, _stop_at_once)
     serve(store_target, tenant=tenant, http=http, port=port)
+
+
+def _stop_at_once(signum: int, frame: object) -> None:
+    """Ctrl-C at a terminal ends the server now, not after the next line of input.
+
+    The stdio transport reads stdin in a worker thread that a KeyboardInterrupt
+    does not reach until a line arrives. Ending the process is safe: a commit
+    either landed or its transaction is rolled back by the database.
+    """
+    sys.stderr.write("memcommit MCP server stopped\n")
+    sys.stderr.flush()
+    os._exit(128 + signum)
