@@ -27,6 +27,9 @@ def test_the_session_commits_supersedes_compacts_and_recalls(tmp_path):
     assert "Compacted 1 trace" in out and "4 steps archived" in out
     assert "## corrections" in out and "Never rerun a flaky checkout test blindly" in out
     assert "store.check(): ok" in out
+    rows = out.split("why it was or was not selected")[1].split("store.check()")[0]
+    cut = [line for line in rows.splitlines() if "…" in line.partition(" ")[2]]
+    assert cut == []  # at 80 columns only the ids are shortened, never a reason
     with memcommit.open(str(path)) as store:
         view = store.tenant("acme")
         assert [c.author for c in view.log()][-1] == "agent"

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column
 
 import memcommit
 from memcommit.cli.ids import short_ids
-from memcommit.cli.tables import count
+from memcommit.cli.tables import count, table
 from memcommit.compaction import Compactor
 from memcommit.recall import Words
 from memcommit.tiers import LRU, TieredMemory
@@ -79,9 +79,8 @@ def session_story(out: Console, target: str) -> dict:
             new = tx.add("Deploys to production happen on weekdays after 10:00.", key=old.key)
             tx.supersede(old.id, new.id)
 
-        log = Table(title="Commit log (newest first)")
-        for column in ("seq", "author", "message", "changes"):
-            log.add_column(column)
+        log = table("seq", "author", "message", "changes", expand=False)
+        log.title = "Commit log (newest first)"
         for commit in agent.log():
             ops = sorted({change.op for change in commit.changes})
             log.add_row(str(commit.seq), commit.author, commit.message, ", ".join(ops))
@@ -126,10 +125,12 @@ def session_story(out: Console, target: str) -> dict:
         ctx = agent.recall(QUERY, budget=Words(BUDGET), pools=pools, now=START + timedelta(hours=2))
         out.print(f"Query: {QUERY!r}, {BUDGET} words, at most 3 memories besides corrections\n")
         out.print(ctx.render())
-        rows = Table(title="Every memory of the tenant, and why it was or was not selected")
-        rows.add_column("id", no_wrap=True)
+        # The shared style (no side borders) keeps every reason whole at 80 columns,
+        # even when colliding ids need their full 32 digits.
+        rows = table(Column("id", no_wrap=True), expand=False)
+        rows.title = "Every memory of the tenant, and why it was or was not selected"
         for column in ("kind", "tier", "score", "outcome", "reason"):
-            rows.add_column(column, no_wrap=True, overflow="ellipsis")
+            rows.add_column(column, no_wrap=True)
         short = short_ids(row.memory.id for row in ctx.rows)
         for row in ctx.rows:
             score = "" if row.score is None else f"{row.score:.3f}"
