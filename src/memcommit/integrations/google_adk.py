@@ -188,7 +188,7 @@ class MemcommitMemoryService(BaseMemoryService):
     # -- what memcommit adds --------------------------------------------------------
 
     def recall(self, *, app_name: str, user_id: str, query: str, **kwargs: Any) -> Context:
-        """The `memcommit.recall` Context behind `search_memory`: every row, each exclusion why.
+        """The `memcommit.recall` Context behind `search_memory`: every row, why each was left out.
 
         ``kwargs`` are recall arguments for this call (``max_records`` overrides ``k``).
         """
