@@ -55,7 +55,7 @@ def require(module: str, *, apart: str | None = None) -> ModuleType:
             pytest.fail(f"{module} is not installed ({exc}) and MEMCOMMIT_REQUIRE_APART=1")
         else:
             pytest.skip(
-                f"{module} runs in its own venv (pip install -e '.[{apart}]'; .ci/run does):"
+                f"{module} runs in its own venv (pip install -e '.[dev-{apart}]'; .ci/run does):"
                 " its pins conflict with the dev extra's",
                 allow_module_level=True,
             )
