@@ -12,6 +12,7 @@ are tested on their own.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -209,6 +210,17 @@ async def test_a_session_is_a_trace_and_deletes_keep_history(memory, service):
     ]
     assert steps[1:] == [("user: one", "invalidated", USER), ("model: two", "active", USER)]
     assert memory.tenant(APP).log()[0].message == f"adk: delete {events[0].id} of {USER}"
+
+
+async def test_a_session_added_at_once_from_many_threads_is_one_trace(memory, service):
+    events = [event("user", f"line {n}", n=n) for n in range(3)]
+    await asyncio.gather(*(service.add_session_to_memory(session(events)) for _ in range(6)))
+    (trace,) = service.view(APP).traces()
+    assert [step.content for step in trace.steps] == [
+        "user: line 0",
+        "user: line 1",
+        "user: line 2",
+    ]
 
 
 async def test_direct_memories_consolidate_by_id(memory, service):

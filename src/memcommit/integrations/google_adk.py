@@ -264,9 +264,9 @@ class MemcommitMemoryService(BaseMemoryService):
                     f"adk session {session_id}", scope=user, session=session_id
                 )
                 tx.archive(trace_id)  # the root names the session; recall spends no slot on it
+                view.state_set(_SESSIONS, session_key, trace_id)  # in this commit: atomic with it
             for event, text in fresh:
                 tx.step(trace_id, _said(event, text), metadata={MARK: _stored(event, text)})
-        view.state_set(_SESSIONS, session_key, trace_id)
 
     def _write_entries(
         self,
@@ -301,8 +301,8 @@ class MemcommitMemoryService(BaseMemoryService):
             ]
             for memory in chosen:
                 tx.invalidate(memory.id)
-        if any(m.trace_id is not None for m in chosen):
-            view.state_set(_DELETED, json.dumps([user, memory_id]), True)
+            if any(m.trace_id is not None for m in chosen):  # an event: never ingested again
+                view.state_set(_DELETED, json.dumps([user, memory_id]), True)
 
     def _entry(self, row: Row, ctx: Context) -> MemoryEntry:
         memory = row.memory
