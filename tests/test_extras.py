@@ -51,6 +51,8 @@ def without(blocked: str, code: str) -> dict:
         ("langgraph", "langgraph", "langgraph"),
         ("langchain", "langchain_core", "langchain"),
         ("openai_agents", "agents", "openai-agents"),
+        ("google_adk", "google", "google-adk"),
+        ("crewai", "crewai", "crewai"),
     ],
 )
 def test_an_integration_without_its_framework_names_its_extra(module, framework, extra):

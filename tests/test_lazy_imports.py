@@ -16,7 +16,17 @@ import memcommit
 #: What a plain import must not pay for.
 HEAVY = ("numpy", "rich", "psycopg", "mcp", "tiktoken", "pydantic")
 #: The frameworks of the integrations, which only their own modules import.
-FRAMEWORKS = ("langgraph", "langchain_core", "agents", "haystack", "autogen_core", "llama_index")
+FRAMEWORKS = (
+    "langgraph",
+    "langchain_core",
+    "agents",
+    "haystack",
+    "autogen_core",
+    "llama_index",
+    "google.adk",
+    "google.genai",
+    "crewai",
+)
 
 
 def run_python(code: str, *args: str) -> dict:

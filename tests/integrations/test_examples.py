@@ -62,3 +62,17 @@ def test_llama_index_memory_remembers_across_runs(tmp_path):
         (trace,) = store.tenant("acme").traces()
         tiers = [step.tier for step in trace.steps]
         assert tiers == ["archive"] * 6 + ["short"] * 3  # run 2 flushed two more
+
+
+def test_google_adk_memory_remembers_across_runs(tmp_path):
+    require("google.adk")
+    out = run("google_adk_memory.py", tmp_path / "adk.db")
+    first, second = out.split("run 2", 1)
+    assert "with 5 steps" in first
+    assert "search_memory found 4 memories" in second
+    assert "helper  0.382 'Never deploy on a Friday.'" in second
+    assert "selected          score=1.000 'user: Our deploys go out on Tuesdays" in second
+    assert "archived          score=- 'adk session monday'" in second
+    with memcommit.open(tmp_path / "adk.db") as store:
+        (trace,) = store.tenant("release-helper").traces()
+        assert [step.scope for step in trace.steps] == ["ada"] * 5

@@ -39,12 +39,26 @@ def _unavailable(message: str) -> None:
     pytest.skip(message, allow_module_level=True)
 
 
-def require(module: str) -> ModuleType:
-    """Import ``module`` (a framework or a test plugin from the dev extras), or skip/fail."""
+def require(module: str, *, apart: str | None = None) -> ModuleType:
+    """Import ``module`` (a framework or a test plugin from the dev extras), or skip/fail.
+
+    ``apart`` names the extra of a framework that cannot share the dev
+    environment (its pins conflict): without it the tests skip with that reason,
+    and fail only where MEMCOMMIT_REQUIRE_APART=1 (`.ci/run`'s second venv).
+    """
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        _unavailable(f"{module} is not installed ({exc}); pip install -e '.[dev]'")
+        if apart is None:
+            _unavailable(f"{module} is not installed ({exc}); pip install -e '.[dev]'")
+        elif os.environ.get("MEMCOMMIT_REQUIRE_APART") == "1":
+            pytest.fail(f"{module} is not installed ({exc}) and MEMCOMMIT_REQUIRE_APART=1")
+        else:
+            pytest.skip(
+                f"{module} runs in its own venv (pip install -e '.[dev-{apart}]'; .ci/run does):"
+                " its pins conflict with the dev extra's",
+                allow_module_level=True,
+            )
         raise
 
 

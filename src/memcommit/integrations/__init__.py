@@ -6,6 +6,8 @@
     memcommit.integrations.haystack       MemcommitDocumentStore, MemcommitRetriever
     memcommit.integrations.autogen        MemcommitMemory (autogen-core's Memory)
     memcommit.integrations.llama_index    MemcommitChatStore, MemcommitRecallBlock
+    memcommit.integrations.google_adk     MemcommitMemoryService (ADK's BaseMemoryService)
+    memcommit.integrations.crewai         MemcommitStorage (CrewAI's memory StorageBackend)
 
 Each module imports its framework (``pip install "memcommit[langgraph]"`` and so on);
 this package and ``import memcommit`` import none of them, and a module whose
