@@ -1,10 +1,12 @@
-"""The MCP server: one tenant's memory offered to agents as tools and resources.
+"""The MCP server: one tenant's memory offered to agents as tools, resources and prompts.
 
 Built on the official MCP Python SDK (``MCPServer``). Tools are the methods of
 ``AgentMemory``; library errors, and arguments a tool does not take, become MCP
 tool errors whose message names the field, so a bad call never brings the
 server down. Tools are async on purpose: they then run on the event loop's
-thread, the thread that opened the store.
+thread, the thread that opened the store. After each tool call the server
+announces the resources it changed and logs its commits (`mcp_watch`); prompts
+and argument completion are in `mcp_prompts`.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams
 
 import memcommit
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
 from memcommit.interfaces.agent import TOOLS, AgentMemory
+from memcommit.interfaces.mcp_prompts import add_prompts
+from memcommit.interfaces.mcp_watch import MEMORY, RECENT, WORKING, Watch
 from memcommit.store import StoreLike
 
 INSTRUCTIONS = """\
@@ -79,11 +84,23 @@ def unknown_arguments(
 
 
 class MemoryServer(MCPServer):
-    """An MCP server whose tools refuse arguments they do not declare, naming them."""
+    """An MCP server whose tools refuse arguments they do not declare, naming them.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    After a tool call it announces what changed to the subscribers of its ``watch``.
+    """
+
+    def __init__(self, *args: Any, watch: Watch, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.parameters: dict[str, frozenset[str]] = {}
+        self.watch = watch
+        # The SDK registers these only on its low-level server (they are the
+        # handshake-era methods; 2026-07-28 clients use subscriptions/listen).
+        handlers = self._lowlevel_server
+        handlers.add_request_handler("resources/subscribe", SubscribeRequestParams, watch.subscribe)
+        handlers.add_request_handler(
+            "resources/unsubscribe", UnsubscribeRequestParams, watch.unsubscribe
+        )
+        handlers.add_request_handler("logging/setLevel", SetLevelRequestParams, watch.set_level)
 
     def add_memory_tool(self, name: str, method: Callable[..., dict[str, Any]]) -> None:
         """Offer ``method`` as tool ``name``, remembering which arguments it takes."""
@@ -100,7 +117,11 @@ class MemoryServer(MCPServer):
             if error is not None:
                 # worded as the SDK words the errors of the arguments it validates
                 raise ToolError(f"Error executing tool {name}: {error}") from error
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        finally:
+            if context is not None:  # None: called from Python, not by a client
+                await self.watch.announce(context, *([WORKING] if name == "touch" else []))
 
 
 def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> MemoryServer:
@@ -111,12 +132,13 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         instructions=INSTRUCTIONS,
         version=memcommit.__version__,
         log_level="WARNING",
+        watch=Watch(memory.view),
     )
     for name in TOOLS:
         server.add_memory_tool(name, getattr(memory, name))
 
     @server.resource(
-        "memcommit://working",
+        WORKING,
         name="working-memory",
         description=f"Tenant {tenant!r}: the memories in working memory now.",
         mime_type="application/json",
@@ -125,7 +147,7 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         return _read(memory.working)
 
     @server.resource(
-        "memcommit://commits/recent",
+        RECENT,
         name="recent-commits",
         description=f"Tenant {tenant!r}: the {RECENT_COMMITS} latest commits, newest first.",
         mime_type="application/json",
@@ -134,7 +156,7 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         return _read(lambda: memory.log(limit=RECENT_COMMITS))
 
     @server.resource(
-        "memcommit://memory/{memory_id}",
+        MEMORY,
         name="memory",
         description=f"Tenant {tenant!r}: one memory with all its fields.",
         mime_type="application/json",
@@ -142,6 +164,7 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
     async def one_memory(memory_id: str) -> str:
         return _read(lambda: memory.memory(memory_id))
 
+    add_prompts(server, memory)
     return server
 
 
