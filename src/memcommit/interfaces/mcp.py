@@ -168,37 +168,43 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
     return server
 
 
+#: Where the single-tenant HTTP server listens: this machine only.
+LOOPBACK = "127.0.0.1"
+
+
 def serve(target: str, *, tenant: str, http: bool = False, port: int = 8765) -> None:
-    """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback."""
+    """Open the store at ``target``; serve one tenant over stdio, or streamable HTTP on loopback."""
     store = memcommit.open(target)
     try:
         server = create_server(store, tenant)
         if http:
-            anyio.run(_serve_http, server, tenant, port)
+            app = server.streamable_http_app(host=LOOPBACK)
+            anyio.run(serve_http, app, LOOPBACK, port, f"tenant {tenant!r}")
         else:
             server.run()
     finally:
         store.close()
 
 
-async def _serve_http(server: MCPServer, tenant: str, port: int) -> None:
-    """Serve streamable HTTP on 127.0.0.1 only; say where on stderr once it accepts connections.
+async def serve_http(app: Any, host: str, port: int, serving: str) -> None:
+    """Serve the ASGI ``app`` on ``host``; say where on stderr once it accepts connections.
 
     Binding here rather than inside uvicorn lets ``port=0`` pick a free port and
-    the announced URL name it, and turns "port in use" into a clear error.
+    the announced URL name it, and turns "port in use" into a clear error. The
+    access log stays off: nothing of a request is written anywhere.
     """
     import uvicorn
 
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind(("127.0.0.1", port))
+        sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise InvalidInput("port", port, f"cannot listen on 127.0.0.1: {exc.strerror}") from exc
+        raise InvalidInput("port", port, f"cannot listen on {host}: {exc.strerror}") from exc
     sock.listen(128)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    print(f"memcommit MCP server for tenant {tenant!r} at {url}", file=sys.stderr, flush=True)
-    app = server.streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning")
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
+    print(f"memcommit MCP server for {serving} at {url}", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
     await uvicorn.Server(config).serve(sockets=[sock])
