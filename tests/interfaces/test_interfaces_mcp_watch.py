@@ -7,6 +7,8 @@ their update notifications: on the handshake-era protocol (``mode="legacy"``,
 
 from __future__ import annotations
 
+from unittest.mock import ANY
+
 import anyio
 import pytest
 from interfaces_mcp_client import call, http_server, run_async
@@ -127,6 +129,22 @@ def test_log_messages_follow_the_level_the_client_set(served):
     assert data["commit"] == made["commit"]
     assert "swordfish" not in repr(loud)  # ids only, never content
     assert last == loud
+
+
+def test_on_2026_07_28_a_request_opts_in_to_its_log_messages(served):
+    url, _ = served
+
+    async def session(level):
+        notes = Notes()
+        logging = {"log_level": level, "logging_callback": notes.on_log}
+        async with Client(url, cache=None, **logging) as client:
+            made = await call(client, "remember", content="logged or not")
+            return made, notes.logs
+
+    made, logs = run_async(session, "info")
+    assert logs == [("info", {"commit": made["commit"], "author": "mcp", "message": ANY})]
+    assert run_async(session, "error")[1] == []
+    assert run_async(session, None)[1] == []
 
 
 def test_completion_offers_ids_kinds_and_scopes_of_this_tenant_only(served):

@@ -8,7 +8,8 @@ the server announces those URIs: to the connections that subscribed to them
 server's subscription bus (``subscriptions/listen``, 2026-07-28 on). It also
 logs each commit to the calling client (``notifications/message``, level
 ``info``, ids only, never content) at or above the level the client chose
-with ``logging/setLevel`` (``warning`` until it chooses).
+(``logging/setLevel``, ``warning`` until it chooses; on 2026-07-28 the level
+its request opted in to).
 
 Only commits made through this process's store are seen (`StoreApi.on_commit`);
 the watch never sees another tenant's commits, whatever URI a client names.
@@ -31,6 +32,7 @@ from mcp.types import (
     SubscribeRequestParams,
     UnsubscribeRequestParams,
 )
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from memcommit.model import Commit
 from memcommit.store import TenantViewLike
@@ -134,7 +136,14 @@ class Watch:
                         self._subscribers.discard(connection)  # the client went away
 
     async def log(self, context: Context[Any, Any], level: LoggingLevel, data: Any) -> None:
-        """Send ``data`` to the calling client if it asked for ``level`` or lower."""
-        chosen = connection_of(context.request_context).state.get(_LEVEL, DEFAULT_LEVEL)
+        """Send ``data`` to the calling client if it asked for ``level`` or lower.
+
+        On 2026-07-28 a client opts in per request (``_meta``) and the SDK holds
+        back what it did not ask for; only the handshake-era protocols have
+        ``logging/setLevel``, and a default level until it is called.
+        """
+        request = context.request_context
+        handshake = request.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+        chosen = connection_of(request).state.get(_LEVEL, DEFAULT_LEVEL if handshake else "debug")
         if LEVELS.index(level) >= LEVELS.index(chosen):
             await context.log(level, data, logger_name="memcommit")
