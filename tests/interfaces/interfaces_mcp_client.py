@@ -75,12 +75,15 @@ def serving(store: Path, *options: str) -> Iterator[tuple[str, list[str]]]:
         process.stderr.close()
 
 
-def bearer(url: str, token: str, **options: Any) -> Client:
+@contextlib.asynccontextmanager
+async def bearer(url: str, token: str, **options: Any) -> AsyncIterator[Client]:
     """A client of the served server (``mcp --tokens``) sending ``Authorization: Bearer token``."""
-    http = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300)
-    )
-    return Client(streamable_http_client(url, http_client=http), cache=None, **options)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
+        Client(streamable_http_client(url, http_client=http), cache=None, **options) as client,
+    ):
+        yield client
 
 
 @contextlib.asynccontextmanager

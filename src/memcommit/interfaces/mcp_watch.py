@@ -18,11 +18,12 @@ the watch never sees another tenant's commits, whatever URI a client names.
 from __future__ import annotations
 
 import weakref
+from collections import deque
 from collections.abc import Iterable
 from typing import Any, get_args
 
 import anyio
-from mcp.server.connection import Connection
+from mcp.server.connection import Connection, allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.types import (
@@ -45,6 +46,9 @@ MEMORY = "memcommit://memory/{memory_id}"
 LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
 #: The level a client gets log messages from until it sets one.
 DEFAULT_LEVEL: LoggingLevel = "warning"
+
+#: At most this many commits between two tool calls are logged (the newest).
+LOGGED = 100
 
 _LEVEL = "memcommit.log_level"
 _SUBSCRIBED = "memcommit.subscribed"
@@ -76,9 +80,16 @@ class Watch:
     """The subscriptions and log levels of one server's clients, and what changed since."""
 
     def __init__(self, view: TenantViewLike) -> None:
-        self._pending: list[Commit] = []
+        # Commits since the last announcement: the newest LOGGED are logged, every one's
+        # resources announced (a store written through Python between calls stays bounded).
+        self._logged: deque[Commit] = deque(maxlen=LOGGED)
+        self._changed: dict[str, None] = {}
         self._subscribers: weakref.WeakSet[Connection] = weakref.WeakSet()
-        view.on_commit(self._pending.append)
+        view.on_commit(self._heard)
+
+    def _heard(self, commit: Commit) -> None:
+        self._logged.append(commit)
+        self._changed.update(dict.fromkeys(changed_uris([commit])))
 
     # -- the request handlers ------------------------------------------------------
 
@@ -117,14 +128,15 @@ class Watch:
         ``also`` names resources the call changed without a commit (``touch``
         moves memories between tiers by counting uses).
         """
-        commits, self._pending[:] = list(self._pending), []
+        commits, uris = list(self._logged), list(self._changed)
+        self._logged.clear()
+        self._changed.clear()
         for commit in commits:
             await self.log(
                 context,
                 "info",
                 {"commit": commit.seq, "author": commit.author, "message": commit.message},
             )
-        uris = changed_uris(commits)
         uris += [uri for uri in also if uri not in uris]
         for uri in uris:
             await context.notify_resource_updated(uri)
@@ -143,6 +155,8 @@ class Watch:
         ``logging/setLevel``, and a default level until it is called.
         """
         request = context.request_context
+        if level not in allowed_log_levels(request.protocol_version, request.meta):
+            return  # a 2026-07-28 request that did not opt in to this level
         handshake = request.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
         chosen = connection_of(request).state.get(_LEVEL, DEFAULT_LEVEL if handshake else "debug")
         if LEVELS.index(level) >= LEVELS.index(chosen):
