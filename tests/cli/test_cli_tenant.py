@@ -12,8 +12,10 @@ from memcommit.cli.docs import commands, root_context
 STORE_WIDE = {
     "memcommit check", "memcommit demo", "memcommit export", "memcommit import",
     "memcommit init", "memcommit migrate", "memcommit tenants", "memcommit tiers simulate",
-    "memcommit verify", "memcommit witness", "memcommit workbench",
+    "memcommit token revoke", "memcommit verify", "memcommit witness", "memcommit workbench",
 }  # fmt: skip
+#: Store-wide commands whose --tenant names the tenant of a token they make or list: no default.
+TOKEN_TENANT = {"memcommit token create", "memcommit token list"}
 
 
 def tenant_options() -> dict[str, click.Option | None]:
@@ -32,8 +34,11 @@ def test_every_tenant_command_has_the_same_tenant_option(monkeypatch):
     options = tenant_options()
     without = {path for path, option in options.items() if option is None}
     assert without == STORE_WIDE
-    shown = {(o.get_default(click.Context(main)), o.show_default) for o in options.values() if o}
+    working = [o for path, o in options.items() if o and path not in TOKEN_TENANT]
+    shown = {(o.get_default(click.Context(main)), o.show_default) for o in working}
     assert shown == {("default", "default or $MEMCOMMIT_TENANT")}
+    # a token's tenant is stated, never taken from $MEMCOMMIT_TENANT
+    assert not any(callable(options[path].default) for path in TOKEN_TENANT)
 
 
 def test_the_environment_sets_the_tenant_everywhere(tmp_path, monkeypatch):

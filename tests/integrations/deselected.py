@@ -15,6 +15,9 @@ VERSIONS = {
     "haystack-ai": "3.4.1",
     "autogen-core": "0.7.5",
     "crewai": "1.15.30",
+    # npm, installed at test time (test_upstream_mcp_conformance.py): the suite and its Node
+    "@modelcontextprotocol/conformance": "0.1.16",
+    "node": "22.23.3",
 }
 
 LANGGRAPH_SQLITE_STORE = {
@@ -87,6 +90,34 @@ CREWAI = {
     ),
 }
 
+_FIXTURE = "calls the suite's reference-server fixture {!r}, which memcommit does not serve"
+_PASSES_ANYWAY = (
+    "; it passes all the same, because memcommit's tool error for an unknown tool meets its check"
+)
+#: Scenarios of the MCP conformance suite that call what only its reference server has
+#: (test_* tools and prompts, test:// resources): a memory server is not asked to serve them.
+MCP_CONFORMANCE = {
+    "tools-call-simple-text": _FIXTURE.format("test_simple_text") + _PASSES_ANYWAY,
+    "tools-call-error": _FIXTURE.format("test_error_handling") + _PASSES_ANYWAY,
+    "tools-call-image": _FIXTURE.format("test_image_content"),
+    "tools-call-audio": _FIXTURE.format("test_audio_content"),
+    "tools-call-embedded-resource": _FIXTURE.format("test_embedded_resource"),
+    "tools-call-mixed-content": _FIXTURE.format("test_multiple_content_types"),
+    "tools-call-with-logging": _FIXTURE.format("test_tool_with_logging"),
+    "tools-call-with-progress": _FIXTURE.format("test_tool_with_progress"),
+    "tools-call-sampling": _FIXTURE.format("test_sampling"),
+    "tools-call-elicitation": _FIXTURE.format("test_elicitation"),
+    "elicitation-sep1034-defaults": _FIXTURE.format("test_elicitation_sep1034_defaults"),
+    "elicitation-sep1330-enums": _FIXTURE.format("test_elicitation_sep1330_enums"),
+    "resources-read-text": _FIXTURE.format("test://static-text"),
+    "resources-read-binary": _FIXTURE.format("test://static-binary"),
+    "resources-templates-read": _FIXTURE.format("test://template/123/data"),
+    "prompts-get-simple": _FIXTURE.format("test_simple_prompt"),
+    "prompts-get-with-args": _FIXTURE.format("test_prompt_with_arguments"),
+    "prompts-get-embedded-resource": _FIXTURE.format("test_prompt_with_embedded_resource"),
+    "prompts-get-with-image": _FIXTURE.format("test_prompt_with_image"),
+}
+
 #: Every list, under the suite it belongs to, as the run prints it.
 ALL = {
     "langgraph-checkpoint-sqlite tests/test_store.py": LANGGRAPH_SQLITE_STORE,
@@ -96,4 +127,5 @@ ALL = {
     "haystack-ai haystack/testing/document_store*.py": HAYSTACK,
     "autogen-core tests/test_memory.py": AUTOGEN_MEMORY,
     "crewai tests/memory/*.py": CREWAI,
+    "@modelcontextprotocol/conformance server": MCP_CONFORMANCE,
 }

@@ -8,14 +8,17 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 #: The command line, run exactly as a user would (``python -m memcommit``).
 MEMCOMMIT = (sys.executable, "-m", "memcommit")
@@ -38,23 +41,49 @@ def stdio_params(store: Path, tenant: str) -> StdioServerParameters:
 @contextlib.contextmanager
 def http_server(store: Path, tenant: str) -> Iterator[str]:
     """Start ``memcommit mcp --http --port 0`` (a free loopback port); yield the URL it prints."""
+    with serving(store, "--http", "--tenant", tenant) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def serving(store: Path, *options: str) -> Iterator[tuple[str, list[str]]]:
+    """Start ``memcommit mcp <options> --port 0``; yield its URL and, live, its stderr lines.
+
+    The list fills until the server ends (a thread reads stderr), so a test can
+    check afterwards everything the server ever wrote.
+    """
     process = subprocess.Popen(
-        [*MEMCOMMIT, "mcp", "--http", "--port", "0", "--store", str(store), "--tenant", tenant],
+        [*MEMCOMMIT, "mcp", *options, "--port", "0", "--store", str(store)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         env=clean_env(),
     )
+    line = process.stderr.readline()
+    written = [line]
+    reader = threading.Thread(target=lambda: written.extend(process.stderr), daemon=True)
+    reader.start()
     try:
-        line = process.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
         if match is None:
-            raise RuntimeError(f"server did not start: {line}{process.stderr.read()}")
-        yield match.group(0)
+            raise RuntimeError(f"server did not start: {line}")
+        yield match.group(0), written
     finally:
         process.terminate()
         process.wait(timeout=10)
+        reader.join(timeout=10)  # stderr ends with the process
         process.stderr.close()
+
+
+@contextlib.asynccontextmanager
+async def bearer(url: str, token: str, **options: Any) -> AsyncIterator[Client]:
+    """A client of the served server (``mcp --tokens``) sending ``Authorization: Bearer token``."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
+        Client(streamable_http_client(url, http_client=http), cache=None, **options) as client,
+    ):
+        yield client
 
 
 @contextlib.asynccontextmanager

@@ -314,3 +314,25 @@ def test_a_busy_port_is_one_clear_error(tmp_path):
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: port={port}: cannot listen on 127.0.0.1")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        (["--http", "--host", "0.0.0.0"], "error: Invalid value for --host: '0.0.0.0': only"),
+        (["--tokens", "--tenant", "team-a"], "error: Invalid value for --tenant: does not apply"),
+    ],
+)
+def test_only_the_token_server_listens_beyond_loopback_or_for_many_tenants(
+    tmp_path, options, error
+):
+    done = subprocess.run(
+        [*MEMCOMMIT, "mcp", *options, "--store", str(tmp_path / "a.db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(error)
+    assert not (tmp_path / "a.db").exists()  # refused before anything was opened

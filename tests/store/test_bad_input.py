@@ -162,6 +162,7 @@ def test_bad_reads_and_commit_arguments(seeded):
         (lambda: store.log(limit=10**30), "limit"),
         (lambda: store.traces(limit=2**63), "limit"),
         (lambda: store.state_get("a/b", "k"), "namespace"),
+        (lambda: store.tenant("a").state_items("b/c"), "namespace"),
         (lambda: store.tenant("a").state_set("b/c", "k", 1), "namespace"),
     ]
     for call, field in cases:

@@ -27,6 +27,7 @@ def test_no_read_path_returns_another_tenants_memory(make_store, commits):
     for name in TENANTS:
         view = store.tenant(name)
         assert view.state_get("tiers", "stats") == {"owner": name}
+        assert view.state_items("tiers") == {"stats": {"owner": name}}
         mine = {mid for mid, t in owner.items() if t == name}
         head = store.head_seq  # 0 when every commit changed nothing, so none landed
         for as_of in (None, 1, head) if head else (None,):
@@ -97,6 +98,9 @@ def test_view_hooks_and_state_are_per_tenant(store):
     a.state_set("tiers", "k", 1)
     assert b.state_get("tiers", "k") is None and a.state_get("tiers", "k") == 1
     assert store.state_get("tiers", "k") is None
+    b.state_set("tiers", "j", 2)
+    assert a.state_items("tiers") == {"k": 1} and b.state_items("tiers") == {"j": 2}
+    assert store.state_items("tiers") == {}
 
 
 names = st.text(alphabet="ab/:", min_size=1, max_size=4).filter(str.strip)

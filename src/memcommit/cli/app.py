@@ -135,6 +135,10 @@ COMMANDS = {
         "memcommit.cli.tiers_cmds",
         "Working memory: what is in short-term, hits and misses, maintenance, simulation.",
     ),
+    "token": Entry(
+        "memcommit.cli.token_cmds",
+        "Bearer tokens for the served MCP server: each opens one tenant's memory.",
+    ),
     "trace": Entry(
         "memcommit.cli.trace_cmds",
         "Record a task as a trace: begin it, add its steps, finish it.",

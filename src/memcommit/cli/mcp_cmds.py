@@ -1,4 +1,8 @@
-"""``memcommit mcp``: serve one tenant's memory to agents over the Model Context Protocol."""
+"""``memcommit mcp``: serve memory to agents over the Model Context Protocol.
+
+One tenant over stdio or loopback HTTP, or (``--tokens``) every tenant over
+HTTP where the operator says, each request let in by a bearer token.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,12 @@ import signal
 import sys
 
 import click
+from click.core import ParameterSource
 
 from memcommit.cli.app import handle_errors, main, store_option, tenant_option
 
 DEFAULT_PORT = 8765
+LOOPBACK = "127.0.0.1"
 
 
 @main.command("mcp")
@@ -18,33 +24,65 @@ DEFAULT_PORT = 8765
 @tenant_option
 @click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option(
+    "--tokens",
+    is_flag=True,
+    help="Serve every tenant over HTTP, each request let in by a bearer token"
+    " (memcommit token create); --tenant does not apply.",
+)
+@click.option(
+    "--host",
+    default=LOOPBACK,
+    show_default=True,
+    help="Address to listen on; other than 127.0.0.1 only with --tokens.",
+)
+@click.option(
     "--port",
     type=click.IntRange(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
-    help="Port for --http (always on 127.0.0.1); 0 picks a free one.",
+    help="Port for --http or --tokens; 0 picks a free one.",
 )
+@click.pass_context
 @handle_errors
-def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
+def mcp_command(
+    ctx: click.Context, store_target: str, tenant: str, http: bool, tokens: bool, host: str,
+    port: int,
+) -> None:  # fmt: skip
     """Serve the store to agents as an MCP server (stdio, or HTTP on loopback).
 
     The server sees --tenant only: its tools cannot choose another.
     Tools: remember, recall, correct, forget, begin_task, add_step,
     finish_task, touch, log. Resources: memcommit://working,
-    memcommit://commits/recent, memcommit://memory/{id}. With --http the
-    server prints its URL on stderr. Needs the "mcp" extra
-    (pip install "memcommit[mcp]").
+    memcommit://commits/recent, memcommit://memory/{id}. Prompts:
+    recall-context, review-memory. With --http the server prints its URL on
+    stderr. With --tokens one server serves every tenant on --host/--port:
+    each request needs "Authorization: Bearer <token>", and the token's
+    tenant is the only one it reaches (TLS: put a reverse proxy in front, see
+    docs/mcp.md). Needs the "mcp" extra (pip install "memcommit[mcp]").
 
     Example:
 
         memcommit mcp --store agent.db --tenant team-a
     """
+    if tokens and ctx.get_parameter_source("tenant") is not ParameterSource.DEFAULT:
+        raise click.BadParameter(
+            "does not apply with --tokens: each token names its tenant", param_hint="--tenant"
+        )
+    if host != LOOPBACK and not tokens:
+        raise click.BadParameter(
+            f"{host!r}: only 127.0.0.1 without --tokens (one tenant, no authentication)",
+            param_hint="--host",
+        )
     try:
         from memcommit.interfaces.mcp import serve
+        from memcommit.interfaces.mcp_served import serve_tenants
     except ImportError as exc:
         raise click.ClickException(
             f'the MCP server needs the "mcp" extra: pip install "memcommit[mcp]" ({exc})'
         ) from exc
+    if tokens:
+        serve_tenants(store_target, host=host, port=port)
+        return
     if not http and sys.stdin.isatty():  # a person, not a client: say what this is
         click.echo(
             f"memcommit MCP server for tenant {tenant!r} on stdio: an MCP client (your agent)"

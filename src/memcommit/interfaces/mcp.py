@@ -1,10 +1,12 @@
-"""The MCP server: one tenant's memory offered to agents as tools and resources.
+"""The MCP server: one tenant's memory offered to agents as tools, resources and prompts.
 
 Built on the official MCP Python SDK (``MCPServer``). Tools are the methods of
 ``AgentMemory``; library errors, and arguments a tool does not take, become MCP
 tool errors whose message names the field, so a bad call never brings the
 server down. Tools are async on purpose: they then run on the event loop's
-thread, the thread that opened the store.
+thread, the thread that opened the store. After each tool call the server
+announces the resources it changed and logs its commits (`mcp_watch`); prompts
+and argument completion are in `mcp_prompts`.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams
 
 import memcommit
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
 from memcommit.interfaces.agent import TOOLS, AgentMemory
+from memcommit.interfaces.mcp_prompts import add_prompts
+from memcommit.interfaces.mcp_watch import MEMORY, RECENT, WORKING, Watch
 from memcommit.store import StoreLike
 
 INSTRUCTIONS = """\
@@ -79,11 +84,23 @@ def unknown_arguments(
 
 
 class MemoryServer(MCPServer):
-    """An MCP server whose tools refuse arguments they do not declare, naming them."""
+    """An MCP server whose tools refuse arguments they do not declare, naming them.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    After a tool call it announces what changed to the subscribers of its ``watch``.
+    """
+
+    def __init__(self, *args: Any, watch: Watch, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.parameters: dict[str, frozenset[str]] = {}
+        self.watch = watch
+        # The SDK registers these only on its low-level server (they are the
+        # handshake-era methods; 2026-07-28 clients use subscriptions/listen).
+        handlers = self._lowlevel_server
+        handlers.add_request_handler("resources/subscribe", SubscribeRequestParams, watch.subscribe)
+        handlers.add_request_handler(
+            "resources/unsubscribe", UnsubscribeRequestParams, watch.unsubscribe
+        )
+        handlers.add_request_handler("logging/setLevel", SetLevelRequestParams, watch.set_level)
 
     def add_memory_tool(self, name: str, method: Callable[..., dict[str, Any]]) -> None:
         """Offer ``method`` as tool ``name``, remembering which arguments it takes."""
@@ -100,7 +117,11 @@ class MemoryServer(MCPServer):
             if error is not None:
                 # worded as the SDK words the errors of the arguments it validates
                 raise ToolError(f"Error executing tool {name}: {error}") from error
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        finally:
+            if context is not None:  # None: called from Python, not by a client
+                await self.watch.announce(context, *([WORKING] if name == "touch" else []))
 
 
 def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> MemoryServer:
@@ -111,12 +132,13 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         instructions=INSTRUCTIONS,
         version=memcommit.__version__,
         log_level="WARNING",
+        watch=Watch(memory.view),
     )
     for name in TOOLS:
         server.add_memory_tool(name, getattr(memory, name))
 
     @server.resource(
-        "memcommit://working",
+        WORKING,
         name="working-memory",
         description=f"Tenant {tenant!r}: the memories in working memory now.",
         mime_type="application/json",
@@ -125,7 +147,7 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         return _read(memory.working)
 
     @server.resource(
-        "memcommit://commits/recent",
+        RECENT,
         name="recent-commits",
         description=f"Tenant {tenant!r}: the {RECENT_COMMITS} latest commits, newest first.",
         mime_type="application/json",
@@ -134,7 +156,7 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         return _read(lambda: memory.log(limit=RECENT_COMMITS))
 
     @server.resource(
-        "memcommit://memory/{memory_id}",
+        MEMORY,
         name="memory",
         description=f"Tenant {tenant!r}: one memory with all its fields.",
         mime_type="application/json",
@@ -142,40 +164,47 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
     async def one_memory(memory_id: str) -> str:
         return _read(lambda: memory.memory(memory_id))
 
+    add_prompts(server, memory)
     return server
 
 
+#: Where the single-tenant HTTP server listens: this machine only.
+LOOPBACK = "127.0.0.1"
+
+
 def serve(target: str, *, tenant: str, http: bool = False, port: int = 8765) -> None:
-    """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback."""
+    """Open the store at ``target``; serve one tenant over stdio, or streamable HTTP on loopback."""
     store = memcommit.open(target)
     try:
         server = create_server(store, tenant)
         if http:
-            anyio.run(_serve_http, server, tenant, port)
+            app = server.streamable_http_app(host=LOOPBACK)
+            anyio.run(serve_http, app, LOOPBACK, port, f"tenant {tenant!r}")
         else:
             server.run()
     finally:
         store.close()
 
 
-async def _serve_http(server: MCPServer, tenant: str, port: int) -> None:
-    """Serve streamable HTTP on 127.0.0.1 only; say where on stderr once it accepts connections.
+async def serve_http(app: Any, host: str, port: int, serving: str) -> None:
+    """Serve the ASGI ``app`` on ``host``; say where on stderr once it accepts connections.
 
     Binding here rather than inside uvicorn lets ``port=0`` pick a free port and
-    the announced URL name it, and turns "port in use" into a clear error.
+    the announced URL name it, and turns "port in use" into a clear error. The
+    access log stays off: nothing of a request is written anywhere.
     """
     import uvicorn
 
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind(("127.0.0.1", port))
+        sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise InvalidInput("port", port, f"cannot listen on 127.0.0.1: {exc.strerror}") from exc
+        raise InvalidInput("port", port, f"cannot listen on {host}: {exc.strerror}") from exc
     sock.listen(128)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    print(f"memcommit MCP server for tenant {tenant!r} at {url}", file=sys.stderr, flush=True)
-    app = server.streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning")
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
+    print(f"memcommit MCP server for {serving} at {url}", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
     await uvicorn.Server(config).serve(sockets=[sock])

@@ -68,6 +68,12 @@ class UsesAndState(ApiPart):
         text = self._core.backend.state_get(self._namespace(namespace), v.text("key", key))
         return default if text is None else json.loads(text)
 
+    @reading
+    def state_items(self, namespace: str) -> dict[str, Any]:
+        """Every key of ``namespace`` and its JSON value, in key order (code points)."""
+        rows = self._core.backend.state_items(self._namespace(namespace))
+        return {key: json.loads(text) for _, key, text in rows}
+
     def state_set(self, namespace: str, key: str, value: Any) -> None:
         """Store a JSON value under (namespace, key); it survives reopening.
 

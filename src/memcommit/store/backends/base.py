@@ -184,8 +184,11 @@ class Backend(Protocol):
     def state_delete(self, namespace: str, key: str) -> None:
         """Remove the value under (namespace, key), if there is one."""
 
-    def state_items(self) -> list[tuple[str, str, str]]:
-        """Every (namespace, key, JSON text) of the small state, sorted (to copy a store)."""
+    def state_items(self, namespace: str | None = None) -> list[tuple[str, str, str]]:
+        """Every (namespace, key, JSON text) of the small state, sorted (to copy a store).
+
+        With ``namespace``, only that namespace's (a listing, by its index).
+        """
 
     def scrub(self) -> bool:
         """Remove copies of erased content kept outside the live rows; False if held back.

@@ -303,9 +303,12 @@ class SQLBackend:
         text = f"DELETE FROM state WHERE namespace = {p} AND name = {p}"
         self._write_all(text, [(namespace, key)])
 
-    def state_items(self) -> list[tuple[str, str, str]]:
+    def state_items(self, namespace: str | None = None) -> list[tuple[str, str, str]]:
         # sorted in Python: code point order on every database, whatever its collation
-        return sorted(self._select(f"SELECT {names(STATE)} FROM state"))
+        text = f"SELECT {names(STATE)} FROM state"
+        if namespace is None:
+            return sorted(self._select(text))
+        return sorted(self._select(f"{text} WHERE namespace = {self.dialect.mark}", (namespace,)))
 
     # -- the chain -----------------------------------------------------------------
 
