@@ -113,15 +113,17 @@ def test_expected_versions_race_across_processes_one_winner_per_version(pg_url):
         assert store.check().ok and store.verify().ok
 
 
-def _terminator(admin_url: str, names: list[str], stop: threading.Event, seed: int) -> int:
-    """End a random writer's server sessions every few milliseconds until ``stop``; how many."""
+def _terminator(admin_url: str, names: list[str], barrier, stop: threading.Event, seed: int) -> int:
+    """Once the writers are ready, end a random writer's server sessions every few
+    milliseconds until ``stop``; how many it ended."""
     import psycopg
 
     rng = random.Random(seed)
     ended = 0
+    barrier.wait(60)
     with psycopg.connect(admin_url, autocommit=True) as admin:
         while not stop.is_set():
-            time.sleep(rng.uniform(0.002, 0.03))
+            time.sleep(rng.uniform(0.005, 0.05))
             found = admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 " WHERE application_name = %s AND state <> 'idle'",
@@ -142,23 +144,23 @@ def test_connections_ended_mid_commit_leave_each_commit_whole_or_absent_as_told(
     memcommit.open(schema_url).close()
     stop = threading.Event()
     ended: list[int] = []
-    killer = threading.Thread(
-        target=lambda: ended.append(_terminator(postgres_server, names, stop, 7))
-    )
     ctx = spawn()
     tenants = ["shared" if shared_tenant else f"t{w}" for w in range(len(names))]
-    killer.start()
-    try:
-        with ctx.Manager() as manager, ctx.Pool(len(names)) as pool:
-            barrier = manager.Barrier(len(names))
+    with ctx.Manager() as manager, ctx.Pool(len(names)) as pool:
+        barrier = manager.Barrier(len(names) + 1)  # the writers and the terminator
+        killer = threading.Thread(
+            target=lambda: ended.append(_terminator(postgres_server, names, barrier, stop, 7))
+        )
+        killer.start()
+        try:
             jobs = [
                 (f"{schema_url}&application_name={name}", w, tenants[w], 40, barrier)
                 for w, name in enumerate(names)
             ]
             outcomes = pool.starmap(commit_outcomes, jobs)
-    finally:
-        stop.set()
-        killer.join()
+        finally:
+            stop.set()
+            killer.join()
     assert ended[0] > 0  # sessions were really ended under the writers
     told = [what for out in outcomes for _, what, _ in out]
     assert "absent" in told and "landed" in told
@@ -204,7 +206,7 @@ def test_connection_ended_after_the_server_commit_reports_landed(pg_url, admin):
             tx.add("already there")
         backend = store.backend
         # the durability step waits on a lock the admin holds, so the session can be ended there
-        backend._flush_sql = b"BEGIN; SELECT pg_advisory_xact_lock(4243); " + backend._flush_sql
+        backend._flush = ("BEGIN", "SELECT pg_advisory_xact_lock(4243)", *backend._flush[1:])
         admin.execute("SELECT pg_advisory_lock(4243)")
         outcome: list[BaseException | None] = []
 
@@ -244,7 +246,7 @@ def test_a_lost_connection_with_the_server_refusing_says_unknown_not_failed(pg_u
             with store.commit(message="before") as tx:
                 tx.add("already there")
             backend = store.backend
-            backend._flush_sql = b"BEGIN; SELECT pg_advisory_xact_lock(4244); " + backend._flush_sql
+            backend._flush = ("BEGIN", "SELECT pg_advisory_xact_lock(4244)", *backend._flush[1:])
             admin.execute("SELECT pg_advisory_lock(4244)")
             outcome: list[BaseException | None] = []
 

@@ -12,7 +12,7 @@ from typing import Any
 import memcommit
 from memcommit.errors import Conflict, MemcommitError, Unavailable
 
-Outcome = tuple[str, str, int | None]  # (key, what the writer was told, seq if landed)
+Outcome = tuple[str, str, int | str]  # (key, what the writer was told, seq or the error)
 
 
 def told(exc: MemcommitError) -> str:
@@ -33,14 +33,14 @@ def commit_outcomes(
     out: list[Outcome] = []
     with memcommit.open(target) as store:
         view = store.tenant(tenant)
-        barrier.wait()
+        barrier.wait(60)
         for i in range(count):
             key = f"w{worker}-{i}"
             try:
                 with view.commit(message=key, author=f"writer-{worker}") as tx:
                     tx.add(f"writer {worker} note {i}", key=key)
             except MemcommitError as exc:
-                out.append((key, told(exc), None))
+                out.append((key, told(exc), str(exc)))
                 continue
             assert tx.result is not None
             out.append((key, "landed", tx.result.seq))
@@ -57,7 +57,7 @@ def race_updates(target: str, memory_id: str, worker: int, rounds: int, barrier:
     """
     out: list[tuple[Any, ...]] = []
     with memcommit.open(target) as store:
-        barrier.wait()
+        barrier.wait(60)
         for i in range(rounds):
             seen = store.get(memory_id).version
             try:

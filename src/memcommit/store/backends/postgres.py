@@ -53,6 +53,10 @@ _GONE = ("08", "57P01", "57P02", "57P03")
 #: VACUUM VERBOSE's count of dead rows an open snapshot still needs, and how often to retry.
 _KEPT = re.compile(r"(\d+) dead row versions cannot be removed yet")
 _SCRUB_TRIES = 5
+#: A transaction that writes WAL (an empty logical message) and waits for its flush, which
+#: is the flush of every commit before it: sent right after a commit's COMMIT, in the
+#: same round trip, it makes that commit durable once the writers' lock is released.
+_FLUSH = ("BEGIN", "SELECT pg_logical_emit_message(true, 'memcommit', '')", "COMMIT")
 #: The ledger of applied migrations (`migrations.upgrade`).
 LEDGER = (
     "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
@@ -101,8 +105,15 @@ _mapped = common.translating((psycopg.Error, PoolTimeout), lambda _, exc: _trans
 
 
 def _lost(exc: BaseException, conn: psycopg.Connection) -> bool:
-    """True when ``exc`` came from a connection that is now unusable (worth one more try)."""
-    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and conn.closed
+    """True when ``exc`` came from a connection that is now unusable (worth one more try).
+
+    A session ended in the middle of a pipeline leaves psycopg's connection open but
+    unusable, with an error that has no SQLSTATE: that counts as lost too.
+    """
+    if not isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return False
+    state = exc.sqlstate
+    return conn.closed or state is None or state.startswith(_GONE)
 
 
 def split_target(target: str, schema: str | None, connect_timeout: float) -> tuple[str, str]:
@@ -191,11 +202,14 @@ class PostgresBackend(Chained, common.SQLBackend):
             f"SET LOCAL lock_timeout = '{max(1, round(lock_timeout * 1000))}ms'; {self._lock_sql}"
         )
         self._begin_sql = f"BEGIN; {self._lock_wait}".encode()
-        # the Store reads the tip right after begin(): read it in the same round trip
+        # the Store reads the tip right after begin(): read it in the same round trip. The
+        # commit itself does not wait for its WAL flush (that would hold the lock through
+        # it): `_flush` waits for it after the lock is gone (see `commit`).
         self._begin_tip_sql = (
-            f"BEGIN; {self._lock_wait}; SELECT {common.names(common.COMMIT[:-1])}"
-            " FROM commits ORDER BY seq DESC LIMIT 1"
+            f"BEGIN; SET LOCAL synchronous_commit = off; {self._lock_wait};"
+            f" SELECT {common.names(common.COMMIT[:-1])} FROM commits ORDER BY seq DESC LIMIT 1"
         ).encode()
+        self._flush = _FLUSH
         flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
         setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
@@ -307,16 +321,27 @@ class PostgresBackend(Chained, common.SQLBackend):
             assert self._tx is not None
             self._send(self._tx)  # the transaction reads what it wrote
             return work(self._tx)
-        for attempt in range(self._pool.max_size + 1):
+        return self._pooled(work)
+
+    def _pooled(self, work: Callable[[psycopg.Connection], T], *, until: float = 0.0) -> T:
+        """``work(conn)`` on a pooled connection, again on a fresh one if it was lost.
+
+        Tried ``pool_size + 1`` times, or for as long as ``until`` (a `time.monotonic`
+        deadline) has not passed. A server that takes no connection at all raises at
+        once (`PoolTimeout`, after ``connect_timeout``).
+        """
+        attempt = 0
+        while True:
             conn = self._pool.getconn()
             try:
                 return work(conn)
             except psycopg.Error as exc:
-                if not _lost(exc, conn) or attempt == self._pool.max_size:
+                attempt += 1
+                more = attempt <= self._pool.max_size or time.monotonic() < until
+                if not _lost(exc, conn) or not more:
                     raise
             finally:
                 self._pool.putconn(conn)
-        raise AssertionError("unreachable")  # pragma: no cover
 
     # -- the write transaction -----------------------------------------------------
 
@@ -393,11 +418,11 @@ class PostgresBackend(Chained, common.SQLBackend):
             raise error from exc
 
     def _send(self, conn: psycopg.Connection, *, commit: bool = False) -> None:
-        """Send the queued row writes (and COMMIT) in one pipelined round trip."""
+        """Send the queued row writes in one pipelined round trip (with ``commit``: then
+        COMMIT, which releases the writers' lock at once, and `_flush`, which waits for
+        the WAL flush that makes the commit durable, shared with every other writer's)."""
         queued, self._queued = self._queued, []
-        if not queued:
-            if commit:
-                conn.execute("COMMIT")
+        if not queued and not commit:
             return
         # statements queue in the pipeline, which syncs once at the end (executemany
         # would open a nested pipeline, and sync again)
@@ -407,7 +432,8 @@ class PostgresBackend(Chained, common.SQLBackend):
                     for row in rows:
                         cur.execute(text, row)
             if commit:
-                cur.execute("COMMIT")
+                for text in ("COMMIT", *self._flush):
+                    cur.execute(text)
 
     def commit(self) -> None:
         conn = self._tx
@@ -417,8 +443,13 @@ class PostgresBackend(Chained, common.SQLBackend):
             self._send(conn, commit=True)
         except psycopg.Error as exc:
             error = _translated(exc)
-            if not isinstance(error, Unavailable) or pending is None:
+            if pending is None:
                 raise error from exc
+            if not isinstance(error, Unavailable):
+                self.rollback()  # before `_landed` waits for the writers' lock this one holds
+                if not self._landed(*pending):  # else only the flush failed: it landed
+                    raise error from exc
+                return
             try:
                 landed = self._landed(*pending)
             except Unavailable:
@@ -440,18 +471,25 @@ class PostgresBackend(Chained, common.SQLBackend):
         """Whether commit ``seq`` is stored, asked once the lost transaction has surely ended.
 
         Its advisory lock is held until the server has finished it either way, so
-        taking the lock first makes the answer final.
+        taking the lock first makes the answer final; a commit found is made durable
+        (`_flush`) before the answer is given, as its own flush may not have run.
         """
-        conn = self._pool.getconn()
-        try:
+
+        def ask(conn: psycopg.Connection) -> bool:
             conn.execute(self._begin_sql)
             row = conn.execute(
                 "SELECT 1 FROM commits WHERE seq = %s AND id = %s", (seq, commit_id)
             ).fetchone()
             conn.execute("ROLLBACK")
+            if row is not None:
+                with conn.pipeline(), conn.cursor() as cur:
+                    for text in self._flush:
+                        cur.execute(text)
             return row is not None
-        finally:
-            self._pool.putconn(conn)
+
+        # a connection lost while asking: asked again on a fresh one, as long as a writer
+        # would wait for the lock (the answer is what the caller is waiting for)
+        return self._pooled(ask, until=time.monotonic() + self.lock_timeout)
 
     def rollback(self) -> None:
         conn = self._tx
@@ -491,9 +529,11 @@ class PostgresBackend(Chained, common.SQLBackend):
         changes: bool = True,
     ) -> list[tuple[Commit, list[str | None]]]:
         """As `SQLBackend.commits`; inside a commit, the tip read by `begin` is not read again."""
-        tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
-        if tip_only and not changes and self._tip is not None and self._mine():
-            return [self.rows.commit((*self._tip, "[]"))] if self._tip else []
+        tip = self._tip if self._mine() else None
+        if tip is not None and not changes:  # the tip read by `begin`, or its time asked
+            tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
+            if tip_only or (tip and seqs is not None and list(seqs) == [tip[0]]):
+                return [self.rows.commit((*tip, "[]"))] if tip else []
         return super().commits(
             seqs=seqs,
             after=after,
@@ -502,6 +542,13 @@ class PostgresBackend(Chained, common.SQLBackend):
             limit=limit,
             changes=changes,
         )
+
+    def tip(self) -> tuple[int, str] | None:
+        """As `SQLBackend.tip`; inside a commit, the tip read by `begin` is not read again."""
+        tip = self._tip if self._mine() else None
+        if tip is None:
+            return super().tip()
+        return (tip[0], tip[1]) if tip else None
 
     @_mapped
     def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
