@@ -202,14 +202,6 @@ class PostgresBackend(Chained, common.SQLBackend):
             f"SET LOCAL lock_timeout = '{max(1, round(lock_timeout * 1000))}ms'; {self._lock_sql}"
         )
         self._begin_sql = f"BEGIN; {self._lock_wait}".encode()
-        # the Store reads the tip right after begin(): read it in the same round trip. The
-        # commit itself does not wait for its WAL flush (that would hold the lock through
-        # it): `_flush` waits for it after the lock is gone (see `commit`).
-        self._begin_tip_sql = (
-            f"BEGIN; SET LOCAL synchronous_commit = off; {self._lock_wait};"
-            f" SELECT {common.names(common.COMMIT[:-1])} FROM commits ORDER BY seq DESC LIMIT 1"
-        ).encode()
-        self._flush = _FLUSH
         flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
         setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
@@ -219,6 +211,7 @@ class PostgresBackend(Chained, common.SQLBackend):
         try:
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 self._configure(conn)
+                self._share_flushes(conn)
                 if read_only:
                     self._require_current(conn)
                 else:
@@ -251,6 +244,26 @@ class PostgresBackend(Chained, common.SQLBackend):
 
     def _configure(self, conn: psycopg.Connection) -> None:
         conn.execute(self._setup)
+
+    def _share_flushes(self, conn: psycopg.Connection) -> None:
+        """How commits wait for their WAL flush: after the writers' lock is gone, if allowed.
+
+        The Store reads the tip right after `begin`, so `begin` reads it in the same
+        round trip. A commit's own COMMIT then does not wait for its flush (that
+        would hold the lock through it): `_flush`, sent with it, waits instead. A
+        role that may not write a logical message (its EXECUTE revoked) commits as
+        before, flushed under the lock.
+        """
+        (allowed,) = conn.execute(
+            "SELECT has_function_privilege('pg_logical_emit_message(boolean, text, text)',"
+            " 'EXECUTE')"
+        ).fetchone() or (False,)
+        self._flush: tuple[str, ...] = _FLUSH if allowed else ()
+        self._begin_tip_sql = (
+            f"BEGIN; {'SET LOCAL synchronous_commit = off; ' if allowed else ''}"
+            f"{self._lock_wait}; SELECT {common.names(common.COMMIT[:-1])}"
+            " FROM commits ORDER BY seq DESC LIMIT 1"
+        ).encode()
 
     def _migrate(
         self, conn: psycopg.Connection, progress: Callable[[int, int], None] | None
