@@ -4,8 +4,10 @@ Many processes on many hosts may write one store. Every commit takes a
 transaction-level advisory lock keyed on the store's schema before it reads the
 tip, so sequence numbers are gap-free and an expected version is checked against
 what really is current; the lock goes with the transaction (commit, rollback, or
-a dropped connection). Reads run on pooled autocommit connections, except inside
-a commit, where they see what the commit's own transaction sees.
+a dropped connection), and its COMMIT does not wait for the WAL flush: the flush
+is awaited after it (`postgres_landing`), so writers share flushes. Reads run on
+pooled autocommit connections, except inside a commit, where they see what the
+commit's own transaction sees.
 
     memcommit.open("postgresql://user@host/db?schema=agents")   # or open(url, schema="agents")
 
@@ -35,6 +37,7 @@ from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch, user_cache
 from memcommit.store.backends.chain import Chained
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
+from memcommit.store.backends.postgres_landing import Landing
 from memcommit.store.backends.postgres_schema import LEDGER, SchemaUpkeep
 from memcommit.store.backends.postgres_url import DEFAULT_SCHEMA, shown, split_target
 from memcommit.store.validate import flag
@@ -73,7 +76,7 @@ CHECKS = common.invariants(
 )
 
 
-class PostgresBackend(SchemaUpkeep, Chained, common.SQLBackend):
+class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
     """Commits and memory versions in one schema of a PostgreSQL database."""
 
     dialect = POSTGRES
@@ -113,11 +116,6 @@ class PostgresBackend(SchemaUpkeep, Chained, common.SQLBackend):
             f"SET LOCAL lock_timeout = '{max(1, round(lock_timeout * 1000))}ms'; {self._lock_sql}"
         )
         self._begin_sql = f"BEGIN; {self._lock_wait}".encode()
-        # the Store reads the tip right after begin(): read it in the same round trip
-        self._begin_tip_sql = (
-            f"BEGIN; {self._lock_wait}; SELECT {common.names(common.COMMIT[:-1])}"
-            " FROM commits ORDER BY seq DESC LIMIT 1"
-        ).encode()
         flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
         setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
@@ -127,6 +125,7 @@ class PostgresBackend(SchemaUpkeep, Chained, common.SQLBackend):
         try:
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 self._configure(conn)
+                self._share_flushes(conn)  # `_flush` and `_begin_tip_sql`
                 if read_only:
                     self._require_current(conn)
                 else:
@@ -172,16 +171,7 @@ class PostgresBackend(SchemaUpkeep, Chained, common.SQLBackend):
             assert self._tx is not None
             self._send(self._tx)  # the transaction reads what it wrote
             return work(self._tx)
-        for attempt in range(self._pool.max_size + 1):
-            conn = self._pool.getconn()
-            try:
-                return work(conn)
-            except psycopg.Error as exc:
-                if not lost(exc, conn) or attempt == self._pool.max_size:
-                    raise
-            finally:
-                self._pool.putconn(conn)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return self._pooled(work)
 
     # -- the write transaction -----------------------------------------------------
 
@@ -257,91 +247,12 @@ class PostgresBackend(SchemaUpkeep, Chained, common.SQLBackend):
                 ) from exc
             raise error from exc
 
-    def _send(self, conn: psycopg.Connection, *, commit: bool = False) -> None:
-        """Send the queued row writes (and COMMIT) in one pipelined round trip."""
-        queued, self._queued = self._queued, []
-        if not queued:
-            if commit:
-                conn.execute("COMMIT")
-            return
-        # statements queue in the pipeline, which syncs once at the end (executemany
-        # would open a nested pipeline, and sync again)
-        with conn.pipeline(), conn.cursor() as cur:
-            for w in queued:
-                for text, rows in ((w.commit[0], [w.commit[1]]), w.versions, *w.updates):
-                    for row in rows:
-                        cur.execute(text, row)
-            if commit:
-                cur.execute("COMMIT")
-
-    def commit(self) -> None:
-        conn = self._tx
-        assert conn is not None, "commit() outside begin()"
-        pending, self._pending = self._pending, None
-        try:
-            self._send(conn, commit=True)
-        except psycopg.Error as exc:
-            error = translated(exc)
-            if not isinstance(error, Unavailable) or pending is None:
-                raise error from exc
-            try:
-                landed = self._landed(*pending)
-            except Unavailable:
-                raise Unavailable(
-                    f"postgresql: connection lost while committing commit {pending[0]}"
-                    f" (id {pending[1]}); whether it landed is unknown until the server is"
-                    f" reachable again: look for it with store.show() ({exc})"
-                ) from exc
-            if not landed:
-                raise Unavailable(
-                    f"postgresql: connection lost while committing commit {pending[0]};"
-                    f" it did not land ({exc})"
-                ) from exc
-        finally:
-            self._release()
-
-    @mapped
-    def _landed(self, seq: int, commit_id: str) -> bool:
-        """Whether commit ``seq`` is stored, asked once the lost transaction has surely ended.
-
-        Its advisory lock is held until the server has finished it either way, so
-        taking the lock first makes the answer final.
-        """
-        conn = self._pool.getconn()
-        try:
-            conn.execute(self._begin_sql)
-            row = conn.execute(
-                "SELECT 1 FROM commits WHERE seq = %s AND id = %s", (seq, commit_id)
-            ).fetchone()
-            conn.execute("ROLLBACK")
-            return row is not None
-        finally:
-            self._pool.putconn(conn)
-
-    def rollback(self) -> None:
-        conn = self._tx
-        if conn is None:
-            return
-        try:
-            if not conn.closed:
-                conn.execute("ROLLBACK")
-        except psycopg.Error:
-            pass  # the connection broke: the server has dropped its transaction already
-        finally:
-            self._release()
-
     def _parent_hash(self, seq: int) -> str | None:
         """As `SQLBackend._parent_hash`; the tip read by `begin` answers without a read."""
         tip = self._tip
         if tip and tip[0] == seq and self._mine():
             return tip[_TIP_HASH]  # type: ignore[no-any-return]
         return super()._parent_hash(seq)
-
-    def _release(self) -> None:
-        conn, self._tx, self._tx_thread, self._pending = self._tx, None, None, None
-        self._tip, self._queued = None, []
-        if conn is not None:
-            self._pool.putconn(conn)  # a broken connection is discarded and replaced
 
     # -- reads -----------------------------------------------------------------------
 
@@ -356,9 +267,11 @@ class PostgresBackend(SchemaUpkeep, Chained, common.SQLBackend):
         changes: bool = True,
     ) -> list[tuple[Commit, list[str | None]]]:
         """As `SQLBackend.commits`; inside a commit, the tip read by `begin` is not read again."""
-        tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
-        if tip_only and not changes and self._tip is not None and self._mine():
-            return [self.rows.commit((*self._tip, "[]"))] if self._tip else []
+        tip = self._tip if self._mine() else None
+        if tip is not None and not changes:  # the tip read by `begin`, or its time asked
+            tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
+            if tip_only or (tip and seqs is not None and list(seqs) == [tip[0]]):
+                return [self.rows.commit((*tip, "[]"))] if tip else []
         return super().commits(
             seqs=seqs,
             after=after,
@@ -367,6 +280,13 @@ class PostgresBackend(SchemaUpkeep, Chained, common.SQLBackend):
             limit=limit,
             changes=changes,
         )
+
+    def tip(self) -> tuple[int, str] | None:
+        """As `SQLBackend.tip`; inside a commit, the tip read by `begin` is not read again."""
+        tip = self._tip if self._mine() else None
+        if tip is None:
+            return super().tip()
+        return (tip[0], tip[1]) if tip else None
 
     @mapped
     def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

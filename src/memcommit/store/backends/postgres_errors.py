@@ -28,5 +28,12 @@ mapped = common.translating((psycopg.Error, PoolTimeout), lambda _, exc: transla
 
 
 def lost(exc: BaseException, conn: psycopg.Connection) -> bool:
-    """True when ``exc`` came from a connection that is now unusable (worth one more try)."""
-    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and conn.closed
+    """True when ``exc`` came from a connection that is now unusable (worth one more try).
+
+    A session ended in the middle of a pipeline leaves psycopg's connection open but
+    unusable, with an error that has no SQLSTATE: that counts as lost too.
+    """
+    if not isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return False
+    state = exc.sqlstate
+    return conn.closed or state is None or state.startswith(_GONE)

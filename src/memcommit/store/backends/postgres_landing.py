@@ -1,0 +1,180 @@
+"""How a PostgreSQL commit lands: its COMMIT frees the writers' lock, a flush after it is awaited.
+
+Commits are ordered by one lock per store (`PostgresBackend.begin` takes it with
+the tip), and a transaction's locks go only when its COMMIT has finished. With
+the server's default ``synchronous_commit`` that includes the WAL flush (an fsync,
+milliseconds on most disks), so every writer would wait for every other's flush
+in turn. Instead the commit's own transaction runs with ``synchronous_commit =
+off`` (its COMMIT returns, and frees the lock, once the commit is in the WAL), and
+right after it, in the same round trip, `FLUSH` commits a transaction that writes
+WAL with the session's own setting: its flush covers everything before it, this
+commit included, and the server shares one flush among the writers waiting at once.
+A writer hears "landed" only after that flush (docs/postgres.md, "Many writers").
+
+`Landing` is that part of `PostgresBackend`: sending the queued writes with
+COMMIT and the flush, the answer after a lost connection (`_landed`), rollback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from memcommit.errors import Unavailable
+from memcommit.store.backends import sql as common
+from memcommit.store.backends.postgres_errors import lost, mapped, translated
+
+T = TypeVar("T")
+
+#: A transaction that writes WAL (an empty logical message) and waits for its flush, which
+#: is the flush of every commit before it in the WAL.
+FLUSH = ("BEGIN", "SELECT pg_logical_emit_message(true, 'memcommit', '')", "COMMIT")
+
+
+class Landing:
+    """COMMIT, the shared flush, and what a writer is told when its connection is lost."""
+
+    lock_timeout: float
+    #: ``SET LOCAL lock_timeout ...; <the advisory lock>``: what a writer runs first.
+    _lock_wait: str
+    _begin_sql: bytes
+    _pool: ConnectionPool
+    _tx: psycopg.Connection | None
+    _tx_thread: int | None
+    _pending: tuple[int, str] | None  # (seq, id) of the commit written in the open tx
+    _tip: tuple[Any, ...] | None
+    _queued: list[common.Writes]
+
+    def _share_flushes(self, conn: psycopg.Connection) -> None:
+        """Choose how commits wait for their flush: after the lock is gone, if allowed.
+
+        Sets `_flush` and `_begin_tip_sql` (the Store reads the tip right after
+        `begin`, so `begin` reads it in the same round trip). A role that may not
+        write a logical message (its EXECUTE revoked) commits as before: its own
+        COMMIT waits for the flush, under the lock.
+        """
+        (allowed,) = conn.execute(
+            "SELECT has_function_privilege('pg_logical_emit_message(boolean, text, text)',"
+            " 'EXECUTE')"
+        ).fetchone() or (False,)
+        self._flush: tuple[str, ...] = FLUSH if allowed else ()
+        self._begin_tip_sql = (
+            f"BEGIN; {'SET LOCAL synchronous_commit = off; ' if allowed else ''}"
+            f"{self._lock_wait}; SELECT {common.names(common.COMMIT[:-1])}"
+            " FROM commits ORDER BY seq DESC LIMIT 1"
+        ).encode()
+
+    def _pooled(self, work: Callable[[psycopg.Connection], T], *, until: float = 0.0) -> T:
+        """``work(conn)`` on a pooled connection, again on a fresh one if it was lost.
+
+        Tried ``pool_size + 1`` times, or for as long as ``until`` (a `time.monotonic`
+        deadline) has not passed. A server that takes no connection at all raises at
+        once (`PoolTimeout`, after ``connect_timeout``).
+        """
+        attempt = 0
+        while True:
+            conn = self._pool.getconn()
+            try:
+                return work(conn)
+            except psycopg.Error as exc:
+                attempt += 1
+                more = attempt <= self._pool.max_size or time.monotonic() < until
+                if not lost(exc, conn) or not more:
+                    raise
+            finally:
+                self._pool.putconn(conn)
+
+    def _send(self, conn: psycopg.Connection, *, commit: bool = False) -> None:
+        """Send the queued row writes in one pipelined round trip; with ``commit``, then
+        COMMIT and `_flush` in the same one."""
+        queued, self._queued = self._queued, []
+        if not queued and not commit:
+            return
+        # statements queue in the pipeline, which syncs once at the end (executemany
+        # would open a nested pipeline, and sync again)
+        with conn.pipeline(), conn.cursor() as cur:
+            for w in queued:
+                for text, rows in ((w.commit[0], [w.commit[1]]), w.versions, *w.updates):
+                    for row in rows:
+                        cur.execute(text, row)
+            if commit:
+                for text in ("COMMIT", *self._flush):
+                    cur.execute(text)
+
+    def commit(self) -> None:
+        conn = self._tx
+        assert conn is not None, "commit() outside begin()"
+        pending, self._pending = self._pending, None
+        try:
+            self._send(conn, commit=True)
+        except psycopg.Error as exc:
+            error = translated(exc)
+            if pending is None:
+                raise error from exc
+            if not isinstance(error, Unavailable):
+                self.rollback()  # before `_landed` waits for the writers' lock this one holds
+                if not self._landed(*pending):  # else only the flush failed: it landed
+                    raise error from exc
+                return
+            try:
+                landed = self._landed(*pending)
+            except Unavailable:
+                raise Unavailable(
+                    f"postgresql: connection lost while committing commit {pending[0]}"
+                    f" (id {pending[1]}); whether it landed is unknown until the server is"
+                    f" reachable again: look for it with store.show() ({exc})"
+                ) from exc
+            if not landed:
+                raise Unavailable(
+                    f"postgresql: connection lost while committing commit {pending[0]};"
+                    f" it did not land ({exc})"
+                ) from exc
+        finally:
+            self._release()
+
+    @mapped
+    def _landed(self, seq: int, commit_id: str) -> bool:
+        """Whether commit ``seq`` is stored, asked once the lost transaction has surely ended.
+
+        Its advisory lock is held until the server has finished it either way, so
+        taking the lock first makes the answer final; a commit found is made durable
+        (`_flush`) before the answer is given, as its own flush may not have run.
+        A connection lost while asking is replaced, for as long as a writer would
+        wait for the lock: only a server that takes no connection leaves it unknown.
+        """
+
+        def ask(conn: psycopg.Connection) -> bool:
+            conn.execute(self._begin_sql)
+            row = conn.execute(
+                "SELECT 1 FROM commits WHERE seq = %s AND id = %s", (seq, commit_id)
+            ).fetchone()
+            conn.execute("ROLLBACK")
+            if row is not None:
+                with conn.pipeline(), conn.cursor() as cur:
+                    for text in self._flush:
+                        cur.execute(text)
+            return row is not None
+
+        return self._pooled(ask, until=time.monotonic() + self.lock_timeout)
+
+    def rollback(self) -> None:
+        conn = self._tx
+        if conn is None:
+            return
+        try:
+            if not conn.closed:
+                conn.execute("ROLLBACK")
+        except psycopg.Error:
+            pass  # the connection broke: the server has dropped its transaction already
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        conn, self._tx, self._tx_thread, self._pending = self._tx, None, None, None
+        self._tip, self._queued = None, []
+        if conn is not None:
+            self._pool.putconn(conn)  # a broken connection is discarded and replaced
