@@ -88,6 +88,20 @@ def chosen(spec: str | Embedder | None, configured: Embedder | None) -> Embedder
     return configured
 
 
+def name_of(spec: str | Embedder | None, configured: Embedder | None) -> str:
+    """The name vectors are stored under: an embedder's, a name it resolves, or a stored name.
+
+    ``"hash"`` or ``"local"`` resolve to their embedder's name; any other text (say
+    ``"hash-ngram-v1/64"``, read from `Backend.embedders`) is taken as the name itself.
+    """
+    if isinstance(spec, str):
+        try:
+            return resolve(spec).name
+        except InvalidInput:
+            return v.text("embedder", spec)
+    return chosen(spec, configured).name
+
+
 def check_dims(backend: Backend, embedder: Embedder) -> None:
     """InvalidInput when the store holds vectors under this name of another size."""
     stored = backend.vector_dims(embedder.name)
