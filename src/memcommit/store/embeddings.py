@@ -83,7 +83,9 @@ def chosen(spec: str | Embedder | None, configured: Embedder | None) -> Embedder
         return resolve(spec)
     if configured is None:
         raise InvalidInput(
-            "embedder", None, "this store was opened without one: pass embedder= (e.g. 'local')"
+            "embedder",
+            None,
+            "the store was opened without one: name one (embedder='local', --embedder local)",
         )
     return configured
 
