@@ -100,7 +100,9 @@ def test_purge_leaves_the_vector_bytes_in_no_file(own_store, secret):
     assert holding(files(), vector) != []  # the needle is there to be found
     with store.commit(message="forget", author="t") as tx:
         tx.purge(memory_id)  # scrubs after its commit
-    assert store.scrub() is True
+    # scrub is False while another session's snapshot holds the dead rows (its contract:
+    # call it again); on a shared, loaded server that can outlast its own few tries
+    assert any(store.scrub() for _ in range(20))
     assert holding(files(), vector) == []
     assert store.vectors("hash-ngram-v1/96", tenant="acme").ids != ()  # the neighbour's stays
 

@@ -31,8 +31,8 @@ except ModuleNotFoundError as exc:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model read from ``path``, on the CPU unless told otherwise.
 
-    ``name`` defaults to ``sentence-transformers-VERSION/FOLDER``; give one that
-    names the model's own version when the folder's name does not.
+    ``name`` defaults to ``sentence-transformers-VERSION/PARENT/FOLDER`` (the path's
+    last two parts); give one that names the model's own version when they do not.
     """
 
     def __init__(
@@ -57,12 +57,13 @@ class SentenceTransformerEmbedder:
             self._model: Any = sentence_transformers.SentenceTransformer(str(folder), device=device)
         except (OSError, ValueError) as exc:
             raise InvalidInput("path", str(path), f"not a model: {exc}") from exc
-        dims = self._model.get_sentence_embedding_dimension()
+        size = getattr(self._model, "get_embedding_dimension", None)  # 6.x; older: the long name
+        dims = (size or self._model.get_sentence_embedding_dimension)()
         if not isinstance(dims, int) or dims < 1:
             raise EmbedderError(str(folder), "dims", dims, "the model does not say its size")
         self._dims = dims
         version = sentence_transformers.__version__
-        self._name = name or f"sentence-transformers-{version}/{folder.name}"
+        self._name = name or f"sentence-transformers-{version}/{'/'.join(folder.parts[-2:])}"
         self.batch_size = batch_size
         self.prefixes = dict(prefixes or {})
         self._lock = threading.Lock()
