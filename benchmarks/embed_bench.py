@@ -41,43 +41,18 @@ import memcommit
 from memcommit.embedding import resolve
 from memcommit.embedding.vectors import embedded
 
-WORDS = [
-    *[
-        "the",
-        "agent",
-        "noted",
-        "that",
-        "her",
-        "new",
-        "car",
-        "is",
-        "parked",
-        "near",
-        "the",
-        "station",
-        "while",
-        "the",
-    ],
-    *[
-        "quarterly",
-        "report",
-        "waits",
-        "for",
-        "review",
-        "and",
-        "the",
-        "user",
-        "prefers",
-        "green",
-        "tea",
-    ],
-]
+#: The words the synthetic sentences are made of.
+PROSE = (
+    "the agent noted that her new car is parked near the station while the quarterly report"
+    " waits for review and the user prefers green tea in the morning"
+)
 
 
 def sentences(n: int) -> list[str]:
     """``n`` distinct sentences of 12 to 20 words, the same every run."""
+    words = PROSE.split()
     return [
-        " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(12 + i % 9)) + f" ({i})"
+        " ".join(words[(i * 7 + k * 3) % len(words)] for k in range(12 + i % 9)) + f" ({i})"
         for i in range(n)
     ]
 
