@@ -3,7 +3,7 @@
 A row is (tenant, id, embedder, version, dims, vector): the embedding, by the
 embedder of that name, of the content memory ``id`` has held since ``version``
 (little-endian float32 bytes). A commit that changes a memory's content or purges
-it deletes its rows (`DROP_VECTORS`, in `sql.writes`); any other new version keeps
+it deletes its rows (`DROP_VECTORS`, in `writes.writes`); any other new version keeps
 them, so a row serves the memory's current version whatever its number. The SQL
 here is the same on SQLite and PostgreSQL but for the placeholder.
 """

@@ -1,358 +1,27 @@
-"""Export a store's whole history as records, and load them into an empty store.
-
-The records are what the backend keeps: every commit (seq, id, parent, time,
-author, message, changes), every version of every memory (with the commit that
-ended it), each trace, the use counts and the small state (tier statistics,
-policy state). Loading writes them back through the
-`Backend` protocol, so a round trip gives the same store, commit ids and
-sequence numbers included, and ``migrate`` can copy between backends with the
-same two functions. JSON Lines is the file format: one record per line.
-
-    {"type": "header", "format": "memcommit-export", "version": 3, "commits": N}
-    {"type": "commit", "seq": 1, ..., "hash": "<hex>"}   then the versions it wrote:
-    {"type": "version", "id": ..., "version": 1, ..., "end_seq": 7, "salt": ..., "digest": ...}
-    {"type": "trace", ...}                 after the last commit it refers to
-    {"type": "usage", "id": ..., "count": 3, "first_tick": 1, "last_tick": 9}
-    {"type": "state", "namespace": "tiers", "key": ..., "value": "<JSON text>"}
-    {"type": "vector", "tenant": ..., "id": ..., "embedder": ..., "vector": "<base64>"}
-    {"type": "trailer", "lines": L, "counts": {"commit": N, ...}, "sha256": "<hex>"}
-
-The trailer is the file's last line: ``lines`` counts the lines before it,
-``counts`` the records of each type, ``sha256`` is the digest of those lines'
-UTF-8 bytes (newlines included). A file without it was cut short; a digest that
-differs means a line was edited, reordered or dropped. That digest is a
-checksum anyone can recompute; the evidence is the hash chain the export
-carries (each commit's ``hash``, each version's ``salt``, ``digest`` and, once
-purged, ``erased``: docs/verification.md). The import recomputes every hash
-from the records and refuses a commit whose hash differs from the one
-exported, and with ``expect`` a chain behind or forked from that witness.
-`import_jsonl` refuses each of these, naming the line, before anything lands;
-`export_file` writes a temporary file beside the target and renames it into
-place only once it is complete.
-
-A load is all or nothing: it runs in one backend transaction, checks every
-record as it reads it (naming the line and the field of a bad one), and checks
-the store's invariants before it lands.
-"""
+"""The loader: the record stream turned back into one `Batch` per commit, each record checked."""
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import hashlib
 import heapq
 import json
-import os
-import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import IO, Any
+from typing import Any
 
 from memcommit.errors import InvalidInput
 from memcommit.model import OPS, STATUSES, Change, Commit, Memory
-from memcommit.store import validate, vector_records
+from memcommit.store import validate
 from memcommit.store.backends import seals
 from memcommit.store.backends.base import Backend, Batch, TraceRow
 from memcommit.store.backends.vectors import VectorRow
 from memcommit.store.records import memory as make_memory
-from memcommit.store.store import Store
-from memcommit.store.verify import Witness, against
+from memcommit.store.transfer import vectors
+from memcommit.store.transfer.format import FORMAT, READABLE, RECORD_TYPES, Progress, Summary
 
-FORMAT = "memcommit-export"
-VERSION = 4
-#: Versions `import_jsonl` reads: 2 has no hash chain (it is hashed afresh on import);
-#: 3 has no vectors (`memcommit.store.vector_records`).
-READABLE = (2, 3, 4)
-
-#: ``progress(done, total)``: told after each commit, with the number of commits.
-Progress = Callable[[int, int], None]
-
-_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
-_TRACE_FIELDS = tuple(f.name for f in fields(TraceRow))
 _TRACE_STATUSES = ("open", "finished", "failed")
 
-#: The record types after the header, in the order they come (and as counted in Summary).
-RECORD_TYPES = ("commit", "version", "trace", "usage", "state", "vector")
 
-
-@dataclass(frozen=True)
-class Summary:
-    """How much an export wrote or an import loaded."""
-
-    commits: int = 0
-    versions: int = 0
-    traces: int = 0
-    usages: int = 0
-    states: int = 0
-    vectors: int = 0
-
-
-# -- export ----------------------------------------------------------------------
-
-
-def records(backend: Backend) -> Generator[dict[str, Any], None, None]:
-    """Every record of the store behind ``backend``, in the order `load` needs them.
-
-    The reads run inside one write transaction that is rolled back at the end:
-    the export is a consistent snapshot, and writers wait until it is done.
-    """
-    backend.begin()
-    try:
-        yield from _snapshot(backend)
-    finally:
-        backend.rollback()
-
-
-def _snapshot(backend: Backend) -> Iterator[dict[str, Any]]:
-    commits = backend.commits(newest_first=False)
-    yield {"type": "header", "format": FORMAT, "version": VERSION, "commits": len(commits)}
-    hashes = dict(backend.hashes([c.seq for c, _ in commits]))
-    traces_at: dict[int, list[TraceRow]] = defaultdict(list)
-    for trace in backend.traces():
-        traces_at[max(trace.started_seq, trace.ended_seq or 0)].append(trace)
-    histories: dict[str, tuple[list[Memory], list[tuple[Any, ...]]]] = {}
-    for commit, tenants in commits:
-        yield {**_commit_record(commit, tenants), "hash": hashes.get(commit.seq)}
-        for change in commit.changes:
-            if change.memory_id is None or change.version is None:
-                continue
-            known = histories.get(change.memory_id)
-            if known is None:
-                known = histories[change.memory_id] = (
-                    backend.history(change.memory_id),
-                    backend.seals(change.memory_id),
-                )
-            history, sealed = known
-            version = history[change.version - 1]
-            salt, digest, erased = sealed[change.version - 1]
-            following = history[change.version] if change.version < len(history) else None
-            end_seq = following.updated_commit if following is not None else None
-            yield {
-                "type": "version",
-                **_memory_fields(version),
-                "end_seq": end_seq,
-                "salt": salt,
-                "digest": digest,
-                "erased": erased,
-            }
-            if following is None:  # every version of it is out: free the memory
-                del histories[change.memory_id]
-        for trace in traces_at.pop(commit.seq, ()):
-            yield {"type": "trace", **{k: _plain(getattr(trace, k)) for k in _TRACE_FIELDS}}
-    for memory_id, usage in sorted(backend.usage().items()):
-        yield {
-            "type": "usage",
-            "id": memory_id,
-            "count": usage.count,
-            "first_tick": usage.first_tick,
-            "last_tick": usage.last_tick,
-        }
-    for namespace, key, value in backend.state_items():
-        yield {"type": "state", "namespace": namespace, "key": key, "value": value}
-    yield from vector_records.records(backend)
-
-
-def _commit_record(commit: Commit, tenants: list[str | None]) -> dict[str, Any]:
-    changes = [
-        {
-            "op": c.op,
-            "memory_id": c.memory_id,
-            "version": c.version,
-            "tenant": tenant,
-            "detail": dict(c.detail),
-        }
-        for c, tenant in zip(commit.changes, tenants, strict=True)
-    ]
-    return {
-        "type": "commit",
-        "seq": commit.seq,
-        "id": commit.id,
-        "parent": commit.parent,
-        "time": commit.time.isoformat(),
-        "author": commit.author,
-        "message": commit.message,
-        "changes": changes,
-    }
-
-
-def _memory_fields(m: Memory) -> dict[str, Any]:
-    return {name: _plain(getattr(m, name)) for name in _MEMORY_FIELDS}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return dict(value)
-    return value
-
-
-def export_jsonl(store: Store, out: IO[str], *, progress: Progress | None = None) -> Summary:
-    """Write ``store``'s whole history to ``out`` as JSON Lines, then the trailer; the counts."""
-    counts = dict.fromkeys(RECORD_TYPES, 0)
-    total = lines = 0
-    digest = hashlib.sha256()
-    with contextlib.closing(records(backend_of(store))) as stream:  # ends the snapshot on error
-        for record in stream:
-            kind = record["type"]
-            if kind == "header":
-                total = record["commits"]
-            else:
-                counts[kind] += 1
-            line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-            digest.update(line.encode("utf-8"))
-            lines += 1
-            out.write(line)
-            if kind == "commit" and progress is not None:
-                progress(counts["commit"], total)
-    trailer = {"type": "trailer", "lines": lines, "counts": counts, "sha256": digest.hexdigest()}
-    out.write(json.dumps(trailer, separators=(",", ":")) + "\n")
-    return Summary(*counts.values())
-
-
-def export_file(
-    store: Store, path: str | os.PathLike[str], *, progress: Progress | None = None
-) -> Summary:
-    """Export to the file ``path`` through a temporary file renamed into place when complete.
-
-    A crash or an error mid-export leaves any earlier file at ``path`` as it was
-    and no partial one; the data is flushed to disk before the rename.
-    """
-    target = os.fspath(path)
-    if os.path.exists(target) and not os.path.isfile(target):
-        # a device or a pipe (/dev/stdout, a FIFO): written in place, never renamed over
-        with open(target, "w", encoding="utf-8") as out:
-            return export_jsonl(store, out, progress=progress)
-    folder = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(folder):  # the error names the file asked for, not a temporary one
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), target)
-    handle, temporary = tempfile.mkstemp(prefix=".memcommit-export-", dir=folder)
-    try:
-        with open(handle, "w", encoding="utf-8") as out:
-            summary = export_jsonl(store, out, progress=progress)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    return summary
-
-
-# -- import ----------------------------------------------------------------------
-
-
-def load(
-    backend: Backend,
-    items: Iterable[dict[str, Any]],
-    *,
-    progress: Progress | None = None,
-    expect: Witness | str | None = None,
-) -> Summary:
-    """Write exported records into the empty store behind ``backend``, all or nothing.
-
-    Every hash is recomputed as the rows are written: a commit whose hash is not
-    the exported one is refused, naming its line; ``expect`` (a witness) refuses
-    a history behind it or forked from it.
-    """
-    expected = None if expect is None else Witness.parse(expect, field="expect")
-    head = backend.commits(limit=1)
-    if head:
-        seq = head[0][0].seq
-        raise InvalidInput(
-            "store", backend.target, f"holds {seq} commit(s): import only into a new, empty store"
-        )
-    loader = _Loader(backend, progress)
-    backend.begin()
-    try:
-        for number, record in enumerate(items, start=1):
-            loader.take(number, record)
-        summary = loader.finish()
-        problems = backend.check()
-        if problems:
-            raise InvalidInput("input", problems[0], "the records do not make a consistent store")
-        unwitnessed = against(backend, expected) if expected is not None else []
-        if unwitnessed:
-            raise InvalidInput("expect", str(expected), str(unwitnessed[0]))
-    except BaseException:
-        backend.rollback()
-        raise
-    backend.commit()
-    return summary
-
-
-def import_jsonl(
-    store: Store,
-    source: IO[str],
-    *,
-    progress: Progress | None = None,
-    expect: Witness | str | None = None,
-) -> Summary:
-    """Load a JSON Lines export from ``source`` into the empty ``store``; returns the counts.
-
-    The rows go in below the Store, so ``on_commit`` hooks (and indexes built on
-    them, like recall's) do not hear of them: import into a freshly opened store.
-    ``expect``: the witness the export must reach (see `load`).
-    """
-    return load(backend_of(store), _parsed(source), progress=progress, expect=expect)
-
-
-def _parsed(source: IO[str]) -> Iterator[dict[str, Any]]:
-    """The records of an export file, each line checked against the trailer's digest and counts.
-
-    The trailer is checked when it is reached, before `load` commits anything; a
-    file that ends without one, or goes on after it, is refused naming the line.
-    """
-    digest = hashlib.sha256()
-    counts = dict.fromkeys(RECORD_TYPES, 0)
-    number = 0
-    lines = iter(source)
-    for number, line in enumerate(lines, start=1):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"line {number}", line[:80], f"is not JSON: {exc.msg}") from None
-        if isinstance(record, dict) and record.get("type") == "trailer":
-            _check_trailer(number, record, digest.hexdigest(), counts)
-            extra = next(lines, None)
-            if extra is not None:
-                raise InvalidInput(f"line {number + 1}", extra[:80], "follows the trailer")
-            return
-        digest.update(line.encode("utf-8", "surrogatepass"))
-        if isinstance(record, dict) and record.get("type") in counts:
-            counts[record["type"]] += 1
-        yield record
-    raise InvalidInput(
-        f"line {number + 1}", "", "the export ends without its trailer: the file was cut short"
-    )
-
-
-def _check_trailer(
-    number: int, trailer: dict[str, Any], digest: str, counts: dict[str, int]
-) -> None:
-    """InvalidInput naming the trailer's line when the lines before it are not what it lists."""
-    if trailer.get("lines") != number - 1:
-        raise InvalidInput(
-            f"line {number}: lines", trailer.get("lines"), f"but {number - 1} lines precede it"
-        )
-    if "vector" not in (trailer.get("counts") or {}) and not counts["vector"]:
-        counts = {k: n for k, n in counts.items() if k != "vector"}  # written before format 4
-    if trailer.get("counts") != counts:
-        raise InvalidInput(f"line {number}: counts", trailer.get("counts"), f"but found {counts}")
-    if trailer.get("sha256") != digest:
-        raise InvalidInput(
-            f"line {number}: sha256",
-            trailer.get("sha256"),
-            "does not match the lines before it: the file was edited or reordered",
-        )
-
-
-class _Loader:
+class Loader:
     """Turns the record stream back into one `Batch` per commit."""
 
     def __init__(self, backend: Backend, progress: Progress | None) -> None:
@@ -404,7 +73,7 @@ class _Loader:
                 self._state(record)
             elif kind == "vector" and self.vectored:
                 self._flush()
-                self.vectors.append((number, vector_records.parsed(record)))
+                self.vectors.append((number, vectors.parsed(record)))
             else:
                 raise InvalidInput("type", kind, f"must be one of {', '.join(RECORD_TYPES)}")
         except InvalidInput as exc:
@@ -549,7 +218,7 @@ class _Loader:
             self.backend.record_uses(replay_uses(self.usage))
         for namespace, key, value in self.state:  # after the uses: it holds their clock too
             self.backend.state_set(namespace, key, value)
-        vector_records.write(self.backend, self.vectors)
+        vectors.write(self.backend, self.vectors)
         if not self.chained:  # hashed here, not as written: the chain says where it starts
             record = {"format": seals.FORMAT, "sealed_upto": self.total}
             self.backend.state_set(*seals.CHAIN_STATE, json.dumps(record))
@@ -616,7 +285,7 @@ def _memory(r: dict[str, Any]) -> Memory:
     if status not in STATUSES:
         raise InvalidInput("status", status, f"must be one of {', '.join(STATUSES)}")
     content = _str("content", r.get("content"))
-    if content:  # empty only when purged, which `_Loader.finish` checks
+    if content:  # empty only when purged, which `Loader.finish` checks
         validate.content(content, limit=len(content.encode("utf-8")) + 1)
     step = validate.count("step", r.get("step"))
     return make_memory(
@@ -684,28 +353,3 @@ def _time(name: str, value: Any) -> datetime:
     except ValueError:
         raise InvalidInput(name, value, "must be an ISO 8601 time") from None
     return validate.moment(name, moment, optional=False)
-
-
-def backend_of(store: Store) -> Backend:
-    """The backend under a Store (`Store.backend`): export and import copy its rows.
-
-    Going below the Store is what keeps commit ids, sequence numbers and times
-    exactly as they were; the Store API would mint new ones.
-    """
-    if not isinstance(store, Store):
-        raise InvalidInput("store", store, "must be a memcommit Store (not a tenant view)")
-    return store.backend
-
-
-__all__ = [
-    "FORMAT",
-    "READABLE",
-    "VERSION",
-    "Summary",
-    "export_file",
-    "export_jsonl",
-    "import_jsonl",
-    "load",
-    "records",
-    "replay_uses",
-]
