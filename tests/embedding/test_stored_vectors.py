@@ -229,3 +229,35 @@ def test_every_stored_vector_embeds_the_current_content(tmp_path_factory, ops):
         for mid, version, row in zip(got.ids, got.versions, got.matrix, strict=True):
             assert version == live[mid].version
             assert np.array_equal(row, expected(live[mid].content)[0])
+
+
+class WrongSize(Renamed):
+    """Claims 64 dims and answers 63."""
+
+    def embed(self, texts, *, kind="passage"):
+        return super().embed(texts, kind=kind)[:, :-1]
+
+
+def test_a_provider_answering_the_wrong_size_stores_nothing(make_store):
+    store = make_store()
+    with store.commit() as tx:
+        tx.add("some text")
+    with pytest.raises(EmbedderError) as caught:
+        store.embed(WrongSize("wrong/64", 64))
+    assert (caught.value.field, caught.value.value) == ("dims", (1, 63))
+    assert store.backend.vector_rows(after=None, limit=10) == []
+
+
+def test_a_store_from_before_the_vectors_gets_them_when_opened(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with memcommit.open(path) as store, store.commit() as tx:
+        kept = tx.add("written before vectors existed")
+    with sqlite3.connect(path) as conn:  # the store as memcommit before migration 4 left it
+        conn.execute("DROP TABLE vectors")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 4")
+    with memcommit.open(path) as store:
+        assert 4 in store.backend.applied_migrations()
+        assert store.embed("hash").embedded == 1
+        assert store.vectors("hash").ids == (kept.id,)
