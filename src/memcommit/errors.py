@@ -11,6 +11,7 @@
     ├── SchemaTooNew                     the store was written by a newer memcommit
     ├── IndexDamaged                     a recall snapshot failed its checksum when read
     ├── MissingExtra (also ImportError)  an integration's framework is not installed
+    ├── EmbedderError                    an embedder failed or answered wrongly (shape, norm)
     └── BackendError                     the database failed; driver errors are mapped here
         └── Unavailable                  the database cannot be reached
 
@@ -162,6 +163,21 @@ class MissingExtra(MemcommitError, ModuleNotFoundError):
             f' pip install -e ".[{extra}]")',
             name=missing,
         )
+
+
+class EmbedderError(MemcommitError):
+    """An embedder failed, or answered with the wrong shape, values or norm.
+
+    ``embedder`` is its name; ``field`` and ``value`` say what was wrong (``dims``
+    and the size it gave, ``status`` and the HTTP status, ...). Nothing it
+    returned was stored or ranked.
+    """
+
+    def __init__(self, embedder: str, field: str, value: Any, reason: str) -> None:
+        self.embedder = embedder
+        self.field = field
+        self.value = value
+        super().__init__(f"embedder {embedder!r}: {field}={value!r}: {reason}")
 
 
 class BackendError(MemcommitError):

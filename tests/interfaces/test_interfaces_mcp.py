@@ -336,3 +336,17 @@ def test_only_the_token_server_listens_beyond_loopback_or_for_many_tenants(
     assert done.returncode == 2
     assert done.stderr.startswith(error)
     assert not (tmp_path / "a.db").exists()  # refused before anything was opened
+
+
+def test_the_server_opened_with_an_embedder_stores_the_vectors_of_what_it_remembers(tmp_path):
+    path = tmp_path / "agent.db"
+    params = stdio_params(path, TENANT)
+    params.args = [*params.args, "--embedder", "hash"]
+
+    async def session() -> str:
+        async with connect(params) as client:
+            return (await call(client, "remember", content="her new Civic is red"))["id"]
+
+    memory_id = run_async(session)
+    with memcommit.open(str(path)) as store:
+        assert store.vectors("hash", tenant=TENANT).ids == (memory_id,)

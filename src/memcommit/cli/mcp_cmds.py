@@ -14,6 +14,7 @@ import click
 from click.core import ParameterSource
 
 from memcommit.cli.app import handle_errors, main, store_option, tenant_option
+from memcommit.cli.opening import embedder_asked
 
 DEFAULT_PORT = 8765
 LOOPBACK = "127.0.0.1"
@@ -58,11 +59,12 @@ def mcp_command(
     stderr. With --tokens one server serves every tenant on --host/--port:
     each request needs "Authorization: Bearer <token>", and the token's
     tenant is the only one it reaches (TLS: put a reverse proxy in front, see
-    docs/mcp.md). Needs the "mcp" extra (pip install "memcommit[mcp]").
+    docs/mcp.md). With --embedder, what it remembers is embedded and recall
+    ranks by meaning too. Needs the "mcp" extra (pip install "memcommit[mcp]").
 
     Example:
 
-        memcommit mcp --store agent.db --tenant team-a
+        memcommit mcp --store agent.db --tenant team-a --embedder local
     """
     if tokens and ctx.get_parameter_source("tenant") is not ParameterSource.DEFAULT:
         raise click.BadParameter(
@@ -81,7 +83,7 @@ def mcp_command(
             f'the MCP server needs the "mcp" extra: pip install "memcommit[mcp]" ({exc})'
         ) from exc
     if tokens:
-        serve_tenants(store_target, host=host, port=port)
+        serve_tenants(store_target, host=host, port=port, embedder=embedder_asked())
         return
     if not http and sys.stdin.isatty():  # a person, not a client: say what this is
         click.echo(
@@ -90,7 +92,7 @@ def mcp_command(
             err=True,
         )
         signal.signal(signal.SIGINT, _stop_at_once)
-    serve(store_target, tenant=tenant, http=http, port=port)
+    serve(store_target, tenant=tenant, http=http, port=port, embedder=embedder_asked())
 
 
 def _stop_at_once(signum: int, frame: object) -> None:

@@ -25,6 +25,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams
 
 import memcommit
+from memcommit.embedding import Embedder
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
 from memcommit.interfaces.agent import TOOLS, AgentMemory
 from memcommit.interfaces.mcp_prompts import add_prompts
@@ -172,9 +173,20 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
 LOOPBACK = "127.0.0.1"
 
 
-def serve(target: str, *, tenant: str, http: bool = False, port: int = 8765) -> None:
-    """Open the store at ``target``; serve one tenant over stdio, or streamable HTTP on loopback."""
-    store = memcommit.open(target)
+def serve(
+    target: str,
+    *,
+    tenant: str,
+    http: bool = False,
+    port: int = 8765,
+    embedder: str | Embedder | None = None,
+) -> None:
+    """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback.
+
+    ``embedder`` (a name such as ``"local"``, or an embedder) opens the store with it:
+    what the tools remember is embedded, and recall ranks by meaning too.
+    """
+    store = memcommit.open(target, embedder=embedder)
     try:
         server = create_server(store, tenant)
         if http:

@@ -34,6 +34,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 import memcommit
+from memcommit.embedding import Embedder
 from memcommit.interfaces.mcp import create_server, serve_http
 from memcommit.interfaces.tokens import Tokens
 from memcommit.store import StoreLike
@@ -157,9 +158,14 @@ def served_app(store: StoreLike) -> Starlette:
     )
 
 
-def serve_tenants(target: str, *, host: str, port: int) -> None:
-    """Open the store at ``target`` and serve every tenant on ``host``, each behind its tokens."""
-    store = memcommit.open(target)
+def serve_tenants(
+    target: str, *, host: str, port: int, embedder: str | Embedder | None = None
+) -> None:
+    """Open the store at ``target`` and serve every tenant on ``host``, each behind its tokens.
+
+    ``embedder`` opens the store with it, as `mcp.serve` does.
+    """
+    store = memcommit.open(target, embedder=embedder)
     try:
         anyio.run(serve_http, served_app(store), host, port, "every tenant, by bearer token")
     finally:

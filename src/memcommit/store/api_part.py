@@ -1,7 +1,8 @@
 """What every part of the store's API stands on: its core, its tenant, and reads under the lock.
 
 `StoreApi` (`operations`) is made of parts, each a class over `ApiPart`: the
-uses and small state (`state_api`), the trace reads (`trace_reads`) and the
+uses and small state (`state_api`), the trace reads (`trace_reads`), the vectors
+(`vector_api`) and the
 commits and memory reads of its own.
 """
 

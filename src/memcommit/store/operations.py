@@ -21,11 +21,12 @@ from memcommit.store.protocols import CommitRef
 from memcommit.store.state_api import UsesAndState
 from memcommit.store.trace_reads import TRACE_STATUSES, TraceReads
 from memcommit.store.transaction import Transaction
+from memcommit.store.vector_api import VectorApi
 
 _LOG_PAGE = 500
 
 
-class StoreApi(UsesAndState, TraceReads):
+class StoreApi(UsesAndState, TraceReads, VectorApi):
     """Commits, reads, hooks, use counts and state; see `memcommit.store.Store`."""
 
     # -- writing -------------------------------------------------------------------

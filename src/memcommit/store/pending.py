@@ -58,6 +58,7 @@ class Buffer:
         self._changes: list[tuple[str, str, int | None, dict[str, Any] | None]] = []
         self._tenants: list[str | None] = []
         self._purges: list[str] = []
+        self._unembed: dict[tuple[str, str], None] = {}  # (tenant, id): content changed
         self._stored_metadata: dict[
             str, dict[str, Mapping[str, Any]]
         ] = {}  # tenant -> id -> metadata
@@ -278,6 +279,7 @@ class Buffer:
             ],
             purges=self._purges,
             traces=list(self._traces.values()),
+            unembed=list(self._unembed),
         )
 
 

@@ -86,6 +86,8 @@ class Transaction(TierMoves, TraceSteps):
         changed = {name: value for name, value in new.items() if getattr(cur, name) != value}
         if not changed:
             return cur  # every field already holds its value: no new version
+        if "content" in changed:
+            self._unembed[(cur.tenant, id)] = None
         return self._next(cur, "update", {"fields": sorted(changed)}, changed)
 
     def _checked_fields(self, cur: Memory, fields: dict[str, Any]) -> dict[str, Any]:
@@ -165,6 +167,7 @@ class Transaction(TierMoves, TraceSteps):
         erased_fields = {**erased, "metadata": None}
         self._versions = [{**f, **erased_fields} if f["id"] == id else f for f in self._versions]
         self._purges.append(id)
+        self._unembed[(cur.tenant, id)] = None
         return self._next(cur, "purge", detail, {**erased, "status": "purged", "token_count": None})
 
     def _metadata_of(self, tenant: str) -> Iterator[tuple[str, Mapping[str, Any] | None]]:

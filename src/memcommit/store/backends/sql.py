@@ -48,6 +48,7 @@ from memcommit.store.backends.tables import (
     Dialect,
     names,
 )
+from memcommit.store.backends.vectors import VectorTable
 from memcommit.store.backends.writes import SEAL_FIRST, Statements, Writes, writes
 from memcommit.store.ids import seq_of
 
@@ -78,7 +79,7 @@ def translating(
     return decorate
 
 
-class SQLBackend:
+class SQLBackend(VectorTable):
     """Every read, use count, state and check of `Backend`, over a SQL database.
 
     A backend module subclasses it, sets `dialect` and `checks`, and implements

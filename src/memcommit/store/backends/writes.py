@@ -16,6 +16,7 @@ from memcommit.store.backends import seals
 from memcommit.store.backends.base import Batch
 from memcommit.store.backends.rows import Rows, changes_text
 from memcommit.store.backends.tables import COMMIT, STATE, TRACE, USAGE, VERSION_ROW, Dialect
+from memcommit.store.backends.vectors import DROP_VECTORS
 from memcommit.store.records import to_text
 
 
@@ -31,6 +32,7 @@ class Statements:
     upsert_trace: str
     upsert_usage: str
     set_state: str
+    drop_vectors: str
 
     @classmethod
     def of(cls, d: Dialect) -> Statements:
@@ -53,6 +55,7 @@ class Statements:
             " last_tick = excluded.last_tick",
             set_state=d.insert("state", STATE)
             + " ON CONFLICT (namespace, name) DO UPDATE SET value = excluded.value",
+            drop_vectors=DROP_VECTORS.format(p=p),
         )
 
 
@@ -115,6 +118,7 @@ def writes(
         (statements.close_version, [(seq, mid, version) for mid, version in batch.closes]),
         (statements.erase, list(erasures)),
         (statements.upsert_trace, [rows.trace_row(t) for t in batch.traces]),
+        (statements.drop_vectors, list(batch.unembed)),
     ]
     kept = [(text, params) for text, params in updates if params]
     if len(batch.versions) <= SEAL_FIRST:

@@ -8,12 +8,13 @@ policy state). Loading writes them back through the
 sequence numbers included, and ``migrate`` can copy between backends with the
 same two functions. JSON Lines is the file format: one record per line.
 
-    {"type": "header", "format": "memcommit-export", "version": 3, "commits": N}
+    {"type": "header", "format": "memcommit-export", "version": 4, "commits": N}
     {"type": "commit", "seq": 1, ..., "hash": "<hex>"}   then the versions it wrote:
     {"type": "version", "id": ..., "version": 1, ..., "end_seq": 7, "salt": ..., "digest": ...}
     {"type": "trace", ...}                 after the last commit it refers to
     {"type": "usage", "id": ..., "count": 3, "first_tick": 1, "last_tick": 9}
     {"type": "state", "namespace": "tiers", "key": ..., "value": "<JSON text>"}
+    {"type": "vector", "tenant": ..., "id": ..., "embedder": ..., "vector": "<base64>"}
     {"type": "trailer", "lines": L, "counts": {"commit": N, ...}, "sha256": "<hex>"}
 
 The trailer is the file's last line: ``lines`` counts the lines before it,
@@ -34,8 +35,8 @@ record as it reads it (naming the line and the field of a bad one), and checks
 the store's invariants before it lands.
 
 The parts: the format's version and record types (`format`), the export
-(`exporting`), the import (`importing`) and the loader that turns records
-back into commits (`loader`).
+(`exporting`), the import (`importing`), the loader that turns records
+back into commits (`loader`) and the stored vectors as records (`vectors`).
 """
 
 from memcommit.store.transfer.exporting import export_file, export_jsonl, records

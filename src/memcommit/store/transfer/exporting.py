@@ -17,6 +17,7 @@ from typing import IO, Any
 from memcommit.model import Commit, Memory
 from memcommit.store.backends.base import Backend, TraceRow
 from memcommit.store.store import Store
+from memcommit.store.transfer import vectors
 from memcommit.store.transfer.format import (
     FORMAT,
     RECORD_TYPES,
@@ -89,6 +90,7 @@ def _snapshot(backend: Backend) -> Iterator[dict[str, Any]]:
         }
     for namespace, key, value in backend.state_items():
         yield {"type": "state", "namespace": namespace, "key": key, "value": value}
+    yield from vectors.records(backend)
 
 
 def _commit_record(commit: Commit, tenants: list[str | None]) -> dict[str, Any]:

