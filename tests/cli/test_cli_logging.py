@@ -21,7 +21,7 @@ def memcommit_cli(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def refusing_store(postgres_server):
-    """A PostgreSQL store whose server refuses every commit, after it began (a trigger)."""
+    """A PostgreSQL store whose server warns, then refuses every commit, after it began."""
     import psycopg
 
     schema = f"test_{uuid.uuid4().hex[:16]}"
@@ -29,7 +29,8 @@ def refusing_store(postgres_server):
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         conn.execute(
             f"CREATE FUNCTION {schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS"
-            " $$ BEGIN RAISE EXCEPTION 'the disk quota is exhausted'; END $$"
+            " $$ BEGIN RAISE WARNING 'the disk is nearly full';"
+            " RAISE EXCEPTION 'the disk quota is exhausted'; END $$"
         )
         conn.execute(
             f"CREATE TRIGGER refuse BEFORE INSERT ON {schema}.commits"
@@ -51,7 +52,7 @@ def test_a_failed_postgresql_commit_is_one_line(refusing_store):
 def test_verbose_shows_the_library_log(refusing_store):
     result = memcommit_cli("--verbose", "add", "a fact", "--store", refusing_store)
     assert result.returncode == 1
-    assert "WARNING psycopg.pool: rolling back returned connection" in result.stderr
+    assert "WARNING memcommit.postgres: server WARNING: the disk is nearly full" in result.stderr
     assert result.stderr.splitlines()[-1].startswith("error: ")
 
 

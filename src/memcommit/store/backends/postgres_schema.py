@@ -8,6 +8,7 @@ nothing is missing, and ``VACUUM FULL`` after a purge.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -24,11 +25,21 @@ from memcommit.store.backends.postgres_errors import mapped
 #: VACUUM VERBOSE's count of dead rows an open snapshot still needs, and how often to retry.
 _KEPT = re.compile(r"(\d+) dead row versions cannot be removed yet")
 _SCRUB_TRIES = 5
+#: Where the server's own notices go (a CLI shows them with --verbose).
+_log = logging.getLogger("memcommit.postgres")
+#: The notices worth a warning; the rest (NOTICE, INFO, DEBUG, LOG) are logged as info.
+_WARNING = {"WARNING", "ERROR", "FATAL", "PANIC"}
 #: The ledger of applied migrations (`migrations.upgrade`).
 LEDGER = (
     "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
     " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
 )
+
+
+def _log_notice(diag: psycopg.errors.Diagnostic) -> None:
+    """A notice the server sent (RAISE WARNING in a trigger, say) into the library log."""
+    level = logging.WARNING if diag.severity_nonlocalized in _WARNING else logging.INFO
+    _log.log(level, "server %s: %s", diag.severity, diag.message_primary)
 
 
 class SchemaUpkeep:
@@ -43,6 +54,7 @@ class SchemaUpkeep:
     _lock_wait: str
 
     def _configure(self, conn: psycopg.Connection) -> None:
+        conn.add_notice_handler(_log_notice)
         conn.execute(self._setup)
 
     def _migrate(
