@@ -21,6 +21,7 @@ from memcommit.errors import InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
 from memcommit.recall.index.columns import to_micros
 from memcommit.recall.index.text import term_counts
+from memcommit.recall.index.vectors import fill
 from memcommit.recall.pipeline.budget import Tokens, Words
 from memcommit.recall.pipeline.context import Context
 from memcommit.recall.pipeline.explain import Explanation
@@ -36,6 +37,7 @@ from memcommit.recall.pipeline.sources import (
 )
 from memcommit.recall.scoring.components import Components
 from memcommit.recall.scoring.cosine import Query
+from memcommit.recall.scoring.fusion import HybridScorer
 from memcommit.recall.scoring.registry import make_scorer
 from memcommit.recall.scoring.scorers import (
     BatchScorer,
@@ -103,6 +105,7 @@ def recall(
         scope = _limit_kinds(scope, pool_list)
         pool_list = _with_always_pool(pool_list)
     source = _source(store_or_view, tenant, options.as_of)
+    chosen = _fused(chosen, source, options.hybrid, query)
     weight, half_life = options.recency_weight, options.half_life
     run = _Run(
         source,
@@ -317,6 +320,29 @@ def _limit_kinds(scope: Scope, pools: list[poolsplit.Pool]) -> Scope:
 def _scorer(scorer: str | Scorer | BatchScorer) -> Scorer | BatchScorer:
     """A fresh scorer for a name (checked in `RecallOptions`), or the caller's own."""
     return make_scorer(scorer) if isinstance(scorer, str) else scorer
+
+
+def _fused(
+    scorer: Scorer | BatchScorer, source: Source, hybrid: bool | None, query: str
+) -> Scorer | BatchScorer:
+    """``scorer`` fused with the dense cosine when the source has an embedder (and ``hybrid``).
+
+    The tenant's stored vectors are put into its index and the query is embedded
+    here, before recall takes the index's lock.
+    """
+    embedder = source.embedder if hybrid is not False else None
+    if embedder is None or source.vectors is None:
+        if hybrid:
+            raise InvalidInput("hybrid", hybrid, "needs a store opened with an embedder")
+        return scorer
+    if not is_batch(scorer):
+        if hybrid:
+            raise InvalidInput("hybrid", hybrid, "fuses a batch scorer, not a plain callable")
+        return scorer
+    fill(source.index, embedder.name, embedder.dims, source.vectors)
+    fused = HybridScorer(embedder, scorer)
+    fused.query_vector(query)
+    return fused
 
 
 def _now(now: Any) -> datetime:

@@ -1,0 +1,142 @@
+"""Hybrid ranking: a lexical scorer and the dense cosine, fused by reciprocal rank.
+
+The rule (reciprocal-rank fusion, Cormack et al. 2009), over the memories that
+passed the filters:
+
+- the lexical ranking is the lexical scorer's (the default ``memory``, or any
+  batch scorer), the dense ranking the cosine of the memory's stored vector
+  with the query's (`memcommit.recall.index.dense`); each ranks its matches by
+  score, ties by creation time then id (the order every ranking of recall uses);
+- a memory in the first ``depth`` of a ranking gains ``weight / (k + rank)`` from
+  it (ranks from 1); the fused score is the sum of the two;
+- a lexical match below the lexical window keeps its place among lexical
+  matches: it scores ``lexical_weight · relevance / (k + depth + 1)`` (its
+  scaled lexical score, at most 1), below every memory inside a window;
+- a memory that no lexical term matches and that is not in the dense window is
+  no match; a memory without a vector yet is ranked by words alone (its
+  ``vector`` part is 0).
+
+Ranks, not scores, are fused, so neither side's scale matters (BM25 sums,
+cosines of 0.7-0.9 from e5): the choice measured best on LoCoMo and BEAM
+(benchmarks/locomo_eval.py, see docs/recall.md). Everything is computed from
+the index's state and the query, with exact integer dot products and
+deterministic tie-breaks, so the same store and query give the same bits.
+
+Every scored memory's parts (`Row.components`): the lexical scorer's own
+parts, ``lexical`` (its score) and ``lexical_rank``, ``dense`` (the cosine)
+and ``dense_rank`` when it has them, ``vector`` (1 or 0) and ``fused``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memcommit.embedding import Embedder
+from memcommit.embedding.vectors import embedded
+from memcommit.recall.scoring import params
+from memcommit.recall.scoring.components import Components
+from memcommit.recall.scoring.cosine import Query
+from memcommit.recall.scoring.scorers import BatchScorer, is_explained
+
+#: RRF's constant: how fast a rank's weight falls (60, as in the paper and most engines).
+K = 60
+#: How many of each ranking take part in the fusion.
+DEPTH = 100
+
+
+def ranks(scores: np.ndarray, births: np.ndarray) -> np.ndarray:
+    """1-based rank of every non-NaN score (higher first, ties by ``births``); 0 for NaN."""
+    out = np.zeros(len(scores), dtype=np.int64)
+    scored = np.flatnonzero(~np.isnan(scores))
+    order = scored[np.lexsort((births[scored], -scores[scored]))]
+    out[order] = np.arange(1, len(order) + 1)
+    return out
+
+
+class HybridScorer:
+    """``lexical`` fused with the cosine of ``embedder``'s vectors (see the module doc).
+
+    The vectors are read from the query's index (``query.index.dense``), where
+    recall put the store's vectors of the tenant before scoring; the query is
+    embedded once per query text.
+    """
+
+    name = "hybrid"
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        lexical: BatchScorer,
+        *,
+        k: float = K,
+        depth: int = DEPTH,
+        lexical_weight: float = 1.0,
+        dense_weight: float = 1.0,
+    ) -> None:
+        self.embedder, self.base = embedder, lexical
+        self.k = params.weight("k", k)
+        self.depth = params.count("depth", depth)
+        self.lexical_weight = params.weight("lexical_weight", lexical_weight)
+        self.dense_weight = params.weight("dense_weight", dense_weight)
+        self._query: tuple[str, np.ndarray] | None = None
+
+    def query_vector(self, text: str) -> np.ndarray:
+        """The query's vector (kept for the last text asked)."""
+        if self._query is None or self._query[0] != text:
+            self._query = (text, embedded(self.embedder, [text], "query")[0])
+        return self._query[1]
+
+    def dense(self, query: Query, docs: np.ndarray) -> np.ndarray:
+        """The dense cosine of each of ``docs``; NaN where a document has no vector."""
+        rows = query.index.dense.get(self.embedder.name)
+        if rows is None:
+            return np.full(len(docs), np.nan)
+        vector = self.query_vector(query.text)
+        if len(docs) * 2 > rows.size:  # most documents: one pass over every row is cheaper
+            every = rows.cosines(vector)
+            out = np.full(len(docs), np.nan)
+            inside = docs < len(every)
+            out[inside] = every[docs[inside]]
+            return out
+        return rows.cosines(vector, docs)
+
+    def score_parts(self, query: Query, docs: np.ndarray) -> tuple[np.ndarray, Components]:
+        """Fused scores of ``docs`` (NaN: no match) and the parts of each scored one."""
+        if is_explained(self.base):
+            lexical, lexical_parts = self.base.score_parts(query, docs)
+        else:
+            lexical, lexical_parts = self.base.score_docs(query, docs), Components()
+        lexical = np.asarray(lexical, dtype=np.float64)
+        dense = self.dense(query, docs)
+        births = query.index.snapshot().birth_rank[docs]
+        lexical_rank, dense_rank = ranks(lexical, births), ranks(dense, births)
+        k, depth = self.k, self.depth
+        fused = np.zeros(len(docs))
+        inside = (lexical_rank > 0) & (lexical_rank <= depth)
+        fused[inside] += self.lexical_weight / (k + lexical_rank[inside])
+        below = lexical_rank > depth
+        fused[below] += self.lexical_weight * np.minimum(lexical[below], 1.0) / (k + depth + 1)
+        near = (dense_rank > 0) & (dense_rank <= depth)
+        fused[near] += self.dense_weight / (k + dense_rank[near])
+        matched = (lexical_rank > 0) | near
+        fused[~matched] = np.nan
+        scored = docs[matched]
+        values: dict[str, np.ndarray] = {}
+        for name, part in lexical_parts.values.items():
+            at = np.searchsorted(lexical_parts.docs, scored)
+            at = np.minimum(at, max(len(lexical_parts.docs) - 1, 0))
+            found = lexical_parts.docs[at] == scored if len(lexical_parts.docs) else at < 0
+            values[name] = np.where(found, part[at] if len(part) else 0.0, np.nan)
+        values.update(
+            lexical=lexical[matched],
+            lexical_rank=np.where(lexical_rank[matched] > 0, lexical_rank[matched], np.nan),
+            dense=dense[matched],
+            dense_rank=np.where(dense_rank[matched] > 0, dense_rank[matched], np.nan),
+            vector=(~np.isnan(dense[matched])).astype(np.float64),
+            fused=fused[matched],
+        )
+        return fused, Components(scored, values)
+
+    def score_docs(self, query: Query, docs: np.ndarray) -> np.ndarray:
+        """`score_parts`' scores only."""
+        return self.score_parts(query, docs)[0]
