@@ -30,7 +30,7 @@ def test_open_creates_the_schema_and_migrates_once(pg_url, admin):
     with memcommit.open(url) as store, store.commit() as tx:
         tx.add("kept across opens")
     assert tables(admin, schema_of(url)) == {
-        "schema_migrations", "commits", "versions", "traces", "usage", "state",
+        "schema_migrations", "commits", "versions", "traces", "usage", "state", "vectors",
     }  # fmt: skip
     with memcommit.open(url) as again:  # second open: nothing to apply, nothing lost
         assert again.backend.applied_migrations() == [n for n, _, _ in migrations("postgres")]

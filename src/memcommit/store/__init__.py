@@ -11,6 +11,7 @@ from memcommit.store.backends import register
 from memcommit.store.backends.base import Backend, Batch, MemoryQuery, TraceRow
 from memcommit.store.backends.problems import Problem
 from memcommit.store.check import CheckReport
+from memcommit.store.embeddings import EmbedReport, StoredVectors
 from memcommit.store.protocols import CommitRef, StoreLike, TenantViewLike, ViewLike
 from memcommit.store.store import Store, open
 from memcommit.store.tenant import TenantView
@@ -22,10 +23,12 @@ __all__ = [
     "Batch",
     "CheckReport",
     "CommitRef",
+    "EmbedReport",
     "MemoryQuery",
     "Problem",
     "Store",
     "StoreLike",
+    "StoredVectors",
     "TenantView",
     "TenantViewLike",
     "TraceRow",

@@ -16,10 +16,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memcommit import inputs
+from memcommit.embedding import Embedder
 from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit, Memory
+from memcommit.store import embeddings
 from memcommit.store import validate as v
-from memcommit.store.backends.base import Backend
+from memcommit.store.backends.base import Backend, Batch
 from memcommit.store.ids import commit_id
 from memcommit.store.transaction import Pending, Transaction
 
@@ -47,8 +49,10 @@ class Core:
         *,
         clock: Callable[[], datetime] | None,
         max_content_bytes: int,
+        embedder: Embedder | None = None,
     ) -> None:
         self.backend = backend
+        self.embedder = embedder
         self.clock = clock or _utc_now
         self.max_content_bytes = max_content_bytes
         self.lock = threading.RLock()
@@ -125,7 +129,7 @@ class Core:
         self._written = (batch.commit.seq, batch.versions)
         deferred = [self.scrub, *tx.deferred] if batch.purges else tx.deferred
         try:
-            self._after(batch.commit, batch.tenants, deferred)
+            self._after(batch.commit, batch.tenants, deferred, self._embedding(batch))
         finally:
             self._written = (0, ())  # for the hooks only: a bulk commit's versions are let go
 
@@ -174,14 +178,31 @@ class Core:
         if errors:
             raise HookError(None, errors) from errors[0]
 
+    def _embedding(self, batch: Batch) -> list[Callable[[], Any]]:
+        """The work of embedding what a landed commit added, when an embedder is configured.
+
+        It runs outside the lock, before the hooks (which may want the vectors); if
+        the embedder fails, the commit has landed all the same (a `HookError`), and
+        `Store.embed` fills the vectors later.
+        """
+        embedder = self.embedder
+        items = embeddings.landed(batch) if embedder is not None else []
+        if embedder is None or not items:
+            return []
+        return [functools.partial(embeddings.embed_items, self, embedder, items)]
+
     def _after(
-        self, commit: Commit, tenants: list[str | None], deferred: list[Callable[[], Any]]
+        self,
+        commit: Commit,
+        tenants: list[str | None],
+        deferred: list[Callable[[], Any]],
+        first: Sequence[Callable[[], Any]] = (),
     ) -> None:
-        """Run subscribers, then deferred work; every hook runs even if an earlier one raised.
+        """Run ``first``, subscribers, then deferred work; every one runs even if one raised.
 
         Failures are raised together afterwards as a `HookError`: the commit landed.
         """
-        errors: list[BaseException] = []
+        errors: list[BaseException] = _run_all(list(first))
         for fn, only in list(self._subscribers):
             seen = visible_commit(commit, tenants, only)
             if seen is None:

@@ -13,11 +13,14 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
+from memcommit.embedding import Embedder
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import KINDS, TIERS, Change, Commit, Memory, Trace, Usage
+from memcommit.store import embeddings
 from memcommit.store import validate as v
 from memcommit.store.backends.base import MemoryQuery, TraceRow
 from memcommit.store.core import Core, visible_commit
+from memcommit.store.embeddings import EmbedReport, StoredVectors
 from memcommit.store.protocols import CommitRef
 from memcommit.store.transaction import TRACE_ENDINGS, Transaction
 
@@ -429,6 +432,63 @@ class StoreApi:
 
     # -- the rest ------------------------------------------------------------------
 
+    # -- vectors -------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder this store was opened with (``memcommit.open(embedder=...)``), or None."""
+        return self._core.embedder
+
+    def embed(
+        self,
+        embedder: str | Embedder | None = None,
+        *,
+        tenant: str | None = None,
+        batch_size: int = embeddings.DEFAULT_BATCH,
+        limit: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EmbedReport:
+        """Embed the current memories that have no vector yet (by ``embedder``, else the store's).
+
+        Resumable: each batch of ``batch_size`` texts is embedded outside the lock,
+        then written in a transaction of its own, so an interrupted run keeps what it
+        did and the next run does only the rest. ``limit`` stops after that many
+        texts; ``progress(done, total)`` is told after each batch. A view embeds
+        only its tenant's memories.
+        """
+        chosen = embeddings.chosen(embedder, self._core.embedder)
+        only = self._only if self._only is not None else _tenant_or_none(tenant)
+        if self._only is not None and tenant not in (None, self._only):
+            raise InvalidInput("tenant", tenant, f"this view embeds only tenant {self._only!r}")
+        return embeddings.fill(
+            self._core, chosen, tenant=only, batch_size=batch_size, limit=limit, progress=progress
+        )
+
+    def vectors(
+        self,
+        embedder: str | Embedder | None = None,
+        *,
+        tenant: str | None = None,
+        ids: Iterable[str] | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> StoredVectors:
+        """One tenant's stored vectors: ids, current versions and a float32 matrix, by id.
+
+        ``embedder`` is an embedder or the name its vectors are stored under (default:
+        the store's). ``tenant`` defaults to "default" (a view: its own, only). ``ids``
+        keeps those memories; ``after`` and ``limit`` page in id order. Only current,
+        unpurged memories that have a vector are in it.
+        """
+        if isinstance(embedder, str):
+            name = v.text("embedder", embedder)
+        else:
+            name = embeddings.chosen(embedder, self._core.embedder).name
+        if self._only is not None and tenant not in (None, self._only):
+            raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
+        only = self._only or _tenant_or_none(tenant) or "default"
+        return embeddings.stored(self._core, name, only, ids=ids, after=after, limit=limit)
+
     def recall(self, query: str, options: Any = None, **kw: Any) -> Any:
         """Recall a bounded context for ``query`` (a `RecallOptions` and/or its fields by name).
 
@@ -459,3 +519,7 @@ class StoreApi:
         missing = ids - found
         if missing:
             raise NotFound("ids", sorted(missing)[0])
+
+
+def _tenant_or_none(tenant: Any) -> str | None:
+    return None if tenant is None else v.text("tenant", tenant)

@@ -19,8 +19,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from memcommit.embedding import Embedder
 from memcommit.model import Change, Commit, Memory, Trace, Usage
 from memcommit.store.check import CheckReport
+from memcommit.store.embeddings import StoredVectors
 from memcommit.store.transaction import Transaction
 
 #: A commit named by its seq, its id, the Commit itself, or a time (the commit current then).
@@ -106,6 +108,19 @@ class ViewLike(Protocol):
     def tenants(self, *, as_of: CommitRef | None = None) -> list[str]: ...
 
     def recall(self, query: str, **kw: Any) -> Any: ...
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+
+    def vectors(
+        self,
+        embedder: str | Embedder | None = None,
+        *,
+        tenant: str | None = None,
+        ids: Iterable[str] | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> StoredVectors: ...
 
 
 @runtime_checkable

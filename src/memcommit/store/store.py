@@ -8,8 +8,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memcommit.embedding import Embedder, resolve
 from memcommit.errors import InvalidInput
 from memcommit.model import Commit, Memory
+from memcommit.store import embeddings
 from memcommit.store import validate as v
 from memcommit.store import verify as verification
 from memcommit.store.backends import open_backend
@@ -27,6 +29,7 @@ def open(
     *,
     clock: Callable[[], datetime] | None = None,
     max_content_bytes: int = v.DEFAULT_MAX_CONTENT_BYTES,
+    embedder: str | Embedder | None = None,
     **options: Any,
 ) -> Store:
     """Open (creating and migrating if needed) the store at ``target``.
@@ -40,13 +43,24 @@ def open(
     migrated store that refuses every write, and ``progress(done, total)`` is told
     while the open hashes a history written before the hash chain, once: see
     docs/verification.md); an option the backend does not take is an
-    InvalidInput naming it.
+    InvalidInput naming it. ``embedder`` (a name such as ``"local"`` or ``"hash"``, or
+    an `memcommit.embedding.Embedder`) makes every commit embed what it adds, right
+    after it lands, and recall rank by meaning too (docs/embeddings.md); a store
+    holding vectors of another size under the embedder's name is refused.
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")
     if not v.count("max_content_bytes", max_content_bytes, optional=False):
         raise InvalidInput("max_content_bytes", max_content_bytes, "must be at least 1")
-    return Store(open_backend(target, **options), clock=clock, max_content_bytes=max_content_bytes)
+    chosen = None if embedder is None else resolve(embedder)
+    backend = open_backend(target, **options)
+    try:
+        if chosen is not None:
+            embeddings.check_dims(backend, chosen)
+        return Store(backend, clock=clock, max_content_bytes=max_content_bytes, embedder=chosen)
+    except BaseException:
+        backend.close()
+        raise
 
 
 class Store(StoreApi):
@@ -62,8 +76,11 @@ class Store(StoreApi):
         *,
         clock: Callable[[], datetime] | None = None,
         max_content_bytes: int = v.DEFAULT_MAX_CONTENT_BYTES,
+        embedder: Embedder | None = None,
     ) -> None:
-        self._core = Core(backend, clock=clock, max_content_bytes=max_content_bytes)
+        self._core = Core(
+            backend, clock=clock, max_content_bytes=max_content_bytes, embedder=embedder
+        )
         self._only = None
         self._core.subscribe(self._after_purge, None)
 
@@ -170,7 +187,7 @@ class Store(StoreApi):
 
         Runs by itself after every commit that purges. SQLite: checkpoints the
         write-ahead log into the file (freed space is zeroed: ``secure_delete``)
-        and truncates it. PostgreSQL: ``VACUUM FULL versions``, which drops the
+        and truncates it. PostgreSQL: ``VACUUM FULL versions, vectors``, which drops the
         old row versions an update leaves behind. False when a reader still held
         them (a long read, an open transaction elsewhere): call it again later.
         """

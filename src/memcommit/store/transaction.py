@@ -61,6 +61,7 @@ class Transaction:
         self._changes: list[tuple[str, str, int | None, dict[str, Any] | None]] = []
         self._tenants: list[str | None] = []
         self._purges: list[str] = []
+        self._unembed: dict[tuple[str, str], None] = {}  # (tenant, id): content changed
         self._stored_metadata: dict[
             str, dict[str, Mapping[str, Any]]
         ] = {}  # tenant -> id -> metadata
@@ -205,6 +206,8 @@ class Transaction:
         changed = {name: value for name, value in new.items() if getattr(cur, name) != value}
         if not changed:
             return cur  # every field already holds its value: no new version
+        if "content" in changed:
+            self._unembed[(cur.tenant, id)] = None
         return self._next(cur, "update", {"fields": sorted(changed)}, changed)
 
     def _checked_fields(self, cur: Memory, fields: dict[str, Any]) -> dict[str, Any]:
@@ -343,6 +346,7 @@ class Transaction:
         erased_fields = {**erased, "metadata": None}
         self._versions = [{**f, **erased_fields} if f["id"] == id else f for f in self._versions]
         self._purges.append(id)
+        self._unembed[(cur.tenant, id)] = None
         return self._next(cur, "purge", detail, {**erased, "status": "purged", "token_count": None})
 
     def _metadata_of(self, tenant: str) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
@@ -572,6 +576,7 @@ class Transaction:
             ],
             purges=self._purges,
             traces=list(self._traces.values()),
+            unembed=list(self._unembed),
         )
 
 

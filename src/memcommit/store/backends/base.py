@@ -16,6 +16,7 @@ from typing import Protocol
 
 from memcommit.model import Commit, Memory, Usage
 from memcommit.store.backends.problems import Walk
+from memcommit.store.backends.vectors import VectorRow
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,9 @@ class Batch:
     #: Per version, the (salt, erased body hash) to seal it with; None: fresh salts. An
     #: import passes the exported ones, so every digest and hash comes out as exported.
     seals: Sequence[tuple[str | None, str | None]] | None = None
+    #: (tenant, id) of memories whose content this commit changes or erases: their stored
+    #: vectors no longer embed it and are deleted with the commit.
+    unembed: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Backend(Protocol):
@@ -208,6 +212,43 @@ class Backend(Protocol):
 
         Every row is read back; ``full`` adds the backend's slowest page checks.
         """
+
+    # -- vectors (memcommit.store.backends.vectors) -------------------------------------
+
+    def vector_dims(self, embedder: str) -> int | None:
+        """The size of the vectors stored under ``embedder`` (None: it has none)."""
+
+    def put_vectors(self, rows: Sequence[VectorRow]) -> None:
+        """Insert or replace (tenant, id, embedder, version, dims, vector) rows, in the open
+        transaction."""
+
+    def vectors(
+        self,
+        embedder: str,
+        tenant: str,
+        *,
+        ids: Sequence[str] | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> list[tuple[str, int, bytes]]:
+        """(id, current version, vector) of ``tenant``'s current memories that have one, by id.
+
+        ``ids`` keeps those only; ``after`` (an id) and ``limit`` page through them.
+        """
+
+    def unembedded(
+        self, embedder: str, *, tenant: str | None, after: str | None, limit: int
+    ) -> list[tuple[str, str, str]]:
+        """(id, tenant, content) of current unpurged memories without a vector, by id."""
+
+    def count_unembedded(self, embedder: str, *, tenant: str | None) -> int:
+        """How many current unpurged memories have no vector by ``embedder``."""
+
+    def embedders(self) -> list[tuple[str, int, int]]:
+        """(embedder, dims, vectors stored) of every embedder the store holds vectors of."""
+
+    def vector_rows(self, *, after: tuple[str, str, str] | None, limit: int) -> list[VectorRow]:
+        """Every vector row in (tenant, id, embedder) order, a page at a time (to copy a store)."""
 
     def cache_dir(self, name: str, key: str) -> Path | None:
         """Where this host keeps derived data ``name`` of the store whose identity is ``key``.

@@ -520,7 +520,7 @@ class PostgresBackend(Chained, common.SQLBackend):
 
     @_mapped
     def scrub(self) -> bool:
-        """Rewrite the versions table (``VACUUM FULL``), so no page keeps a purged row's bytes.
+        """Rewrite the versions and vectors tables (``VACUUM FULL``): no page keeps purged bytes.
 
         PostgreSQL keeps an updated row's old version in its page until VACUUM
         reclaims the slot, and a plain VACUUM frees the space without clearing
@@ -545,7 +545,7 @@ class PostgresBackend(Chained, common.SQLBackend):
             conn.add_notice_handler(heard)
             for attempt in range(_SCRUB_TRIES):
                 kept.clear()
-                conn.execute("VACUUM (FULL, VERBOSE) versions")
+                conn.execute("VACUUM (FULL, VERBOSE) versions, vectors")
                 if not any(kept):
                     return True
                 time.sleep(0.1 * (attempt + 1))  # another session's snapshot: let it end

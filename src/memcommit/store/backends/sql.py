@@ -25,6 +25,7 @@ from memcommit.errors import MemcommitError
 from memcommit.model import Commit, Memory, Usage
 from memcommit.store.backends import seals
 from memcommit.store.backends.base import Batch, MemoryQuery, TraceRow
+from memcommit.store.backends.vectors import DROP_VECTORS, VectorTable
 from memcommit.store.ids import seq_of
 from memcommit.store.records import change, memory, to_text
 from memcommit.store.records import commit as make_commit
@@ -346,6 +347,7 @@ class Statements:
     upsert_trace: str
     upsert_usage: str
     set_state: str
+    drop_vectors: str
 
     @classmethod
     def of(cls, d: Dialect) -> Statements:
@@ -368,6 +370,7 @@ class Statements:
             " last_tick = excluded.last_tick",
             set_state=d.insert("state", STATE)
             + " ON CONFLICT (namespace, name) DO UPDATE SET value = excluded.value",
+            drop_vectors=DROP_VECTORS.format(p=p),
         )
 
 
@@ -430,6 +433,7 @@ def writes(
         (statements.close_version, [(seq, mid, version) for mid, version in batch.closes]),
         (statements.erase, list(erasures)),
         (statements.upsert_trace, [rows.trace_row(t) for t in batch.traces]),
+        (statements.drop_vectors, list(batch.unembed)),
     ]
     kept = [(text, params) for text, params in updates if params]
     if len(batch.versions) <= SEAL_FIRST:
@@ -701,7 +705,7 @@ def invariants(
 # -- the shared backend -----------------------------------------------------------------
 
 
-class SQLBackend:
+class SQLBackend(VectorTable):
     """Every read, use count, state and check of `Backend`, over a SQL database.
 
     A backend module subclasses it, sets `dialect` and `checks`, and implements
