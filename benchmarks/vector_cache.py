@@ -16,6 +16,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -75,3 +76,32 @@ class VectorCache:
                 if key not in self._found:
                     out.write(key + row.tobytes())
                     self._found[key] = row.copy()
+
+
+class CachedEmbedder:
+    """An embedder whose vectors come from a `VectorCache` when it has them.
+
+    Same name and dims as ``inner``, so a store keeps its vectors under the
+    model's own name; only the texts the cache lacks reach the model.
+    """
+
+    def __init__(self, inner: Any, root: Path = DEFAULT_ROOT / "bench-vectors") -> None:
+        self.inner = inner
+        self.cache = VectorCache(inner.name, inner.dims, root)
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    @property
+    def dims(self) -> int:
+        return int(self.inner.dims)
+
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> np.ndarray:
+        texts = list(texts)
+        todo = sorted({texts[i] for i in self.cache.missing(kind, texts)})
+        if todo:
+            self.cache.put(kind, todo, self.inner.embed(todo, kind=kind))
+        found = self.cache.get(kind, texts)
+        norms = np.linalg.norm(found, axis=1, keepdims=True)
+        return np.divide(found, norms, out=found, where=norms > 0)

@@ -327,20 +327,23 @@ def _fused(
 ) -> Scorer | BatchScorer:
     """``scorer`` fused with the dense cosine when the source has an embedder (and ``hybrid``).
 
+    A `HybridScorer` passed as the scorer keeps its own embedder and settings.
     The tenant's stored vectors are put into its index and the query is embedded
     here, before recall takes the index's lock.
     """
-    embedder = source.embedder if hybrid is not False else None
-    if embedder is None or source.vectors is None:
-        if hybrid:
-            raise InvalidInput("hybrid", hybrid, "needs a store opened with an embedder")
-        return scorer
-    if not is_batch(scorer):
-        if hybrid:
-            raise InvalidInput("hybrid", hybrid, "fuses a batch scorer, not a plain callable")
-        return scorer
+    if isinstance(scorer, HybridScorer):
+        fused, embedder = scorer, scorer.embedder
+    else:
+        embedder = source.embedder if hybrid is not False else None
+        if embedder is None or not is_batch(scorer):
+            if hybrid:
+                why = "a batch scorer" if embedder is not None else "a store opened with embedder="
+                raise InvalidInput("hybrid", hybrid, f"needs {why}")
+            return scorer
+        fused = HybridScorer(embedder, scorer)
+    if source.vectors is None:
+        raise InvalidInput("scorer", scorer, "hybrid ranking reads vectors from a store")
     fill(source.index, embedder.name, embedder.dims, source.vectors)
-    fused = HybridScorer(embedder, scorer)
     fused.query_vector(query)
     return fused
 

@@ -73,10 +73,9 @@ def from_store(store: ViewLike, tenant: str, as_of: CommitRef | None) -> Source:
     return source
 
 
-def _embedding(store: ViewLike) -> tuple[Embedder | None, VectorReader | None]:
-    """The store's embedder and its read of stored vectors (None, None: it has no embedder)."""
-    embedder = getattr(store, "embedder", None)
-    return (embedder, store.vectors) if embedder is not None else (None, None)  # type: ignore[attr-defined]
+def _embedding(store: ViewLike) -> tuple[Embedder | None, VectorReader]:
+    """The store's embedder (None: it has none) and its read of stored vectors."""
+    return store.embedder, store.vectors
 
 
 def store_loader(store: ViewLike, tenant: str) -> Loader:
