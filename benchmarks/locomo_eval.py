@@ -475,9 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     ablation = not args.no_ablation and args.scorer in (None, "memory")
     embedder = None
     if args.embedder:
-        from vector_cache import CachedEmbedder
-
         from memcommit.embedding import resolve
+        from vector_cache import CachedEmbedder
 
         embedder = CachedEmbedder(resolve(args.embedder))
     results = {

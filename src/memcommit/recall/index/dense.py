@@ -115,9 +115,9 @@ class DenseRows:
         return np.flatnonzero(alive & ~self.has[: len(alive)])
 
     def cosines(self, query: np.ndarray, docs: np.ndarray | None = None) -> np.ndarray:
-        """Cosine of ``query``'s codes with each document's (all of them, or ``docs``); NaN: none."""
+        """Cosine of ``query``'s codes with every document's (or those of ``docs``); NaN: none."""
         codes = codes_of(np.asarray(query, dtype=np.float64)[None, :])[0]
-        length = float(np.sqrt(float((codes.astype(np.int64) ** 2).sum())))
+        length = float(code_norms(codes[None, :])[0])
         rows = np.arange(self.size) if docs is None else docs
         inside = rows < self.size
         out = np.full(len(rows), np.nan)
