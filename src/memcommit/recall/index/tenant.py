@@ -72,6 +72,9 @@ class TenantIndex:
         self.inverted = Postings()
         self.norm_cache = Norms()
         self.dense: dict[str, DenseRows] = {}  # by embedder name: vectors row for row with docs
+        #: Reads an embedder's rows from the vector file of the snapshot this index was
+        #: restored from (`memcommit.recall.index.vectorfile`); None once a merge renumbers.
+        self.dense_file: Callable[[str, int], DenseRows | None] | None = None
         self.dead = 0  # retired documents still in the arrays
         self.generation = 0  # bumps on every change of content or statistics
         self._bulk = False  # inside `bulk`: postings and frequencies wait for its end
@@ -201,6 +204,7 @@ class TenantIndex:
             self.inverted.compact(alive)
             for rows in self.dense.values():
                 rows.keep(keep)
+            self.dense_file = None
             self.dead = 0
             self.norm_cache = Norms()
             self._forget_derived()

@@ -41,22 +41,24 @@ class VectorReader(Protocol):
 
 
 def rows_of(index: TenantIndex, embedder: str, dims: int) -> DenseRows:
-    """The index's rows of ``embedder`` (created empty the first time)."""
+    """The index's rows of ``embedder``: kept, else from its vector file, else empty."""
     with index.lock:
         rows = index.dense.get(embedder)
+        if rows is None and index.dense_file is not None:
+            rows = index.dense_file(embedder, dims)
         if rows is None or rows.dims != dims:
             rows = index.dense[embedder] = DenseRows(embedder, dims)
+        index.dense[embedder] = rows
         rows.grow(index.alive.size)
         return rows
 
 
-def fill(index: TenantIndex, embedder: str, dims: int, read: VectorReader) -> DenseRows:
-    """Put the stored vectors of every current document that has none yet; the rows."""
+def fill(index: TenantIndex, embedder: str, dims: int, read: VectorReader) -> int:
+    """Put the stored vectors of every current document that has none yet; how many were put."""
+    put = 0
     with index.lock:
         rows = rows_of(index, embedder, dims)
         missing = rows.missing(index.alive.view())
-        if not len(missing):
-            return rows
         versions = index.version.view()
         for start in range(0, len(missing), PAGE):
             docs = missing[start : start + PAGE]
@@ -72,4 +74,5 @@ def fill(index: TenantIndex, embedder: str, dims: int, read: VectorReader) -> De
             if take:
                 at = np.array([doc for doc, _ in take], dtype=np.int64)
                 rows.put(at, found.matrix[[row for _, row in take]])
-        return rows
+                put += len(take)
+        return put

@@ -20,6 +20,7 @@ from memcommit import inputs
 from memcommit.errors import InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
 from memcommit.recall.index.columns import to_micros
+from memcommit.recall.index.live import RESAVE_AFTER
 from memcommit.recall.index.text import term_counts
 from memcommit.recall.index.vectors import fill
 from memcommit.recall.pipeline.budget import Tokens, Words
@@ -343,7 +344,9 @@ def _fused(
         fused = HybridScorer(embedder, scorer)
     if source.vectors is None:
         raise InvalidInput("scorer", scorer, "hybrid ranking reads vectors from a store")
-    fill(source.index, embedder.name, embedder.dims, source.vectors)
+    put = fill(source.index, embedder.name, embedder.dims, source.vectors)
+    if put >= RESAVE_AFTER and source.save is not None:  # the next process reads them from disk
+        source.save()
     fused.query_vector(query)
     return fused
 

@@ -35,7 +35,8 @@ class Source:
     """One tenant's index, how to load its memories, and whether the tenant exists.
 
     ``embedder`` is the store's (None: recall ranks by words), ``vectors`` its read
-    of the stored vectors (`memcommit.recall.index.vectors`).
+    of the stored vectors (`memcommit.recall.index.vectors`); ``save`` writes the
+    live index's files again (its snapshot and vector files), None for a throwaway index.
     """
 
     index: TenantIndex
@@ -43,6 +44,7 @@ class Source:
     known: bool
     embedder: Embedder | None = None
     vectors: VectorReader | None = None
+    save: Callable[[], object] | None = None
 
 
 def from_memories(memories: Iterable[Memory], tenant: str) -> Source:
@@ -65,7 +67,10 @@ def from_store(store: ViewLike, tenant: str, as_of: CommitRef | None) -> Source:
         index = live.index(tenant)
         whole = live.store
         known = len(index) > 0 or tenant in whole.tenants()
-        return Source(index, store_loader(whole, tenant), known, *_embedding(store))
+        embedder, vectors = _embedding(store)
+        return Source(
+            index, store_loader(whole, tenant), known, embedder, vectors, lambda: live.save(tenant)
+        )
     memories = store.find(tenant=tenant, live=False, as_of=as_of)
     source = from_memories(memories, tenant)
     source.known = source.known or tenant in store.tenants(as_of=as_of)
