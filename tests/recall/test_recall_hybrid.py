@@ -164,7 +164,9 @@ def test_dense_rows_follow_merges_and_exports():
 
 def test_ranks_break_ties_by_birth_and_skip_nan():
     scores = np.array([0.5, np.nan, 0.5, 0.9])
-    assert ranks(scores, np.array([3, 0, 1, 2])).tolist() == [3, 0, 2, 1]
+    births = np.array([3, 0, 1, 2])
+    assert ranks(scores, births, 10).tolist() == [3, 0, 2, 1]
+    assert ranks(scores, births, 2).tolist() == [0, 0, 2, 1]  # only the window is ranked
 
 
 def test_fusion_settings_are_checked():

@@ -7,7 +7,7 @@ passed the filters:
   batch scorer), the dense ranking the cosine of the memory's stored vector
   with the query's (`memcommit.recall.index.dense`); each ranks its matches by
   score, ties by creation time then id (the order every ranking of recall uses);
-- a memory in the first ``depth`` of a ranking gains ``weight / (k + rank)`` from
+- a memory among the first ``depth`` of a ranking gains ``weight / (k + rank)`` from
   it (ranks from 1); the fused score is the sum of the two;
 - a lexical match below the lexical window keeps its place among lexical
   matches: it scores ``lexical_weight · relevance / (k + depth + 1)`` (its
@@ -24,7 +24,7 @@ deterministic tie-breaks, so the same store and query give the same bits.
 
 Every scored memory's parts (`Row.components`): the lexical scorer's own
 parts, ``lexical`` (its score) and ``lexical_rank``, ``dense`` (the cosine)
-and ``dense_rank`` when it has them, ``vector`` (1 or 0) and ``fused``.
+and ``dense_rank`` when it is in that window, ``vector`` (1 or 0) and ``fused``.
 """
 
 from __future__ import annotations
@@ -44,13 +44,30 @@ K = 60
 DEPTH = 100
 
 
-def ranks(scores: np.ndarray, births: np.ndarray) -> np.ndarray:
-    """1-based rank of every non-NaN score (higher first, ties by ``births``); 0 for NaN."""
+def ranks(scores: np.ndarray, births: np.ndarray, depth: int) -> np.ndarray:
+    """1-based rank of the ``depth`` best non-NaN scores (higher first, ties by ``births``).
+
+    0 for every other position: a NaN, or a score below the first ``depth``.
+    Only the candidates at or above the ``depth``-th best value are sorted.
+    """
     out = np.zeros(len(scores), dtype=np.int64)
     scored = np.flatnonzero(~np.isnan(scores))
-    order = scored[np.lexsort((births[scored], -scores[scored]))]
+    if len(scored) > depth > 0:
+        values = scores[scored]
+        kth = np.partition(values, len(values) - depth)[len(values) - depth]
+        scored = scored[values >= kth]
+    order = scored[np.lexsort((births[scored], -scores[scored]))][:depth]
     out[order] = np.arange(1, len(order) + 1)
     return out
+
+
+def _aligned(parts: Components, docs: np.ndarray) -> dict[str, np.ndarray]:
+    """``parts``' values for ``docs`` (ascending); NaN where a document has none."""
+    if not len(parts.docs):
+        return {name: np.full(len(docs), np.nan) for name in parts.values}
+    at = np.minimum(np.searchsorted(parts.docs, docs), len(parts.docs) - 1)
+    found = parts.docs[at] == docs
+    return {name: np.where(found, values[at], np.nan) for name, values in parts.values.items()}
 
 
 class HybridScorer:
@@ -109,33 +126,29 @@ class HybridScorer:
         lexical = np.asarray(lexical, dtype=np.float64)
         dense = self.dense(query, docs)
         births = query.index.snapshot().birth_rank[docs]
-        lexical_rank, dense_rank = ranks(lexical, births), ranks(dense, births)
         k, depth = self.k, self.depth
+        lexical_rank, dense_rank = ranks(lexical, births, depth), ranks(dense, births, depth)
         fused = np.zeros(len(docs))
-        inside = (lexical_rank > 0) & (lexical_rank <= depth)
+        inside, near = lexical_rank > 0, dense_rank > 0
         fused[inside] += self.lexical_weight / (k + lexical_rank[inside])
-        below = lexical_rank > depth
+        below = ~inside & ~np.isnan(lexical)
         fused[below] += self.lexical_weight * np.minimum(lexical[below], 1.0) / (k + depth + 1)
-        near = (dense_rank > 0) & (dense_rank <= depth)
         fused[near] += self.dense_weight / (k + dense_rank[near])
-        matched = (lexical_rank > 0) | near
+        matched = inside | below | near
         fused[~matched] = np.nan
         scored = docs[matched]
-        values: dict[str, np.ndarray] = {}
-        for name, part in lexical_parts.values.items():
-            at = np.searchsorted(lexical_parts.docs, scored)
-            at = np.minimum(at, max(len(lexical_parts.docs) - 1, 0))
-            found = lexical_parts.docs[at] == scored if len(lexical_parts.docs) else at < 0
-            values[name] = np.where(found, part[at] if len(part) else 0.0, np.nan)
-        values.update(
-            lexical=lexical[matched],
-            lexical_rank=np.where(lexical_rank[matched] > 0, lexical_rank[matched], np.nan),
-            dense=dense[matched],
-            dense_rank=np.where(dense_rank[matched] > 0, dense_rank[matched], np.nan),
-            vector=(~np.isnan(dense[matched])).astype(np.float64),
-            fused=fused[matched],
+        return fused, Components(
+            scored,
+            {
+                **_aligned(lexical_parts, scored),
+                "lexical": lexical[matched],
+                "lexical_rank": np.where(inside[matched], lexical_rank[matched], np.nan),
+                "dense": dense[matched],
+                "dense_rank": np.where(near[matched], dense_rank[matched], np.nan),
+                "vector": (~np.isnan(dense[matched])).astype(np.float64),
+                "fused": fused[matched],
+            },
         )
-        return fused, Components(scored, values)
 
     def score_docs(self, query: Query, docs: np.ndarray) -> np.ndarray:
         """`score_parts`' scores only."""
