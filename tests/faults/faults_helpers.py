@@ -38,9 +38,9 @@ def postgres_files(store: Store, url: str, tables: tuple[str, ...]) -> list[Path
     return found
 
 
-def holding(paths: list[Path], needle: str) -> list[str]:
+def holding(paths: list[Path], needle: str | bytes) -> list[str]:
     """The names of the files (and their extra 1 GB segments) whose bytes contain ``needle``."""
-    wanted = needle.encode("utf-8")
+    wanted = needle.encode("utf-8") if isinstance(needle, str) else needle
     hits = []
     for path in paths:
         for part in [path, *sorted(path.parent.glob(path.name + ".*"))]:

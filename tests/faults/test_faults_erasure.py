@@ -14,6 +14,8 @@ import pytest
 from faults_helpers import holding, postgres_files, sqlite_files
 
 import memcommit
+from memcommit.embedding.hashed import HashEmbedder
+from memcommit.embedding.vectors import to_bytes
 from memcommit.interfaces.agent import AgentMemory
 from memcommit.store.transfer import export_jsonl
 
@@ -80,6 +82,27 @@ def test_purge_leaves_the_text_in_no_file_while_the_store_stays_open(own_store, 
     export_jsonl(store, out)
     assert secret[18:50] not in out.getvalue()
     assert store.check().ok
+
+
+def test_purge_leaves_the_vector_bytes_in_no_file(own_store, secret):
+    store, url = own_store
+    with store.commit(message="remember", author="t") as tx:
+        memory_id = tx.add(secret, tenant="acme").id
+        tx.add("A neighbour row that stays.", tenant="acme")
+    store.embed("hash:96")
+    vector = to_bytes(HashEmbedder(dims=96).embed([secret])[0])
+
+    def files() -> list:
+        if url is None:
+            return sqlite_files(store)
+        return postgres_files(store, url, ("vectors",))
+
+    assert holding(files(), vector) != []  # the needle is there to be found
+    with store.commit(message="forget", author="t") as tx:
+        tx.purge(memory_id)  # scrubs after its commit
+    assert store.scrub() is True
+    assert holding(files(), vector) == []
+    assert store.vectors("hash-ngram-v1/96", tenant="acme").ids != ()  # the neighbour's stays
 
 
 def test_scrub_is_refused_inside_a_commit(make_store):

@@ -314,3 +314,17 @@ def test_a_busy_port_is_one_clear_error(tmp_path):
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: port={port}: cannot listen on 127.0.0.1")
     assert "Traceback" not in done.stderr
+
+
+def test_the_server_opened_with_an_embedder_stores_the_vectors_of_what_it_remembers(tmp_path):
+    path = tmp_path / "agent.db"
+    params = stdio_params(path, TENANT)
+    params.args = [*params.args, "--embedder", "hash"]
+
+    async def session() -> str:
+        async with connect(params) as client:
+            return (await call(client, "remember", content="her new Civic is red"))["id"]
+
+    memory_id = run_async(session)
+    with memcommit.open(str(path)) as store:
+        assert store.vectors("hash", tenant=TENANT).ids == (memory_id,)

@@ -48,7 +48,7 @@ def text_of(records: list[dict]) -> str:
 
 def test_a_backup_carries_the_chain_and_comes_back_the_same(source, make_store):
     records = lines_of(source)
-    assert records[0]["version"] == 3
+    assert records[0]["version"] == 4
     commits = [r for r in records if r["type"] == "commit"]
     assert [len(c["hash"]) for c in commits] == [64, 64, 64]
     versions = [r for r in records if r["type"] == "version"]

@@ -32,6 +32,9 @@ DEFAULT_STORE = "memcommit.db"
 DEFAULT_TENANT = "default"
 STORE_ENV = "MEMCOMMIT_STORE"
 TENANT_ENV = "MEMCOMMIT_TENANT"
+EMBEDDER_ENV = "MEMCOMMIT_EMBEDDER"
+#: Where ``--embedder`` leaves its value for `memcommit.cli.opening` (click's context meta).
+EMBEDDER_META = "memcommit.embedder"
 
 #: The handler `main` installs on the root logger, replaced on every invocation.
 _log_handler: logging.Handler | None = None
@@ -89,6 +92,10 @@ COMMANDS = {
     ),
     "diff": Entry(
         _STORE, "List the changes after commit A up to commit B (Store.diff); seqs, ids or times."
+    ),
+    "embed": Entry(
+        "memcommit.cli.embed_cmds",
+        "Embed the memories that have no vector yet (Store.embed), with --embedder.",
     ),
     "export": Entry(
         _TRANSFER, "Write the whole store, with its full history, to OUTPUT as JSON Lines."
@@ -224,14 +231,31 @@ def main(ctx: click.Context, debug: bool, verbose: int) -> None:
 
 
 def store_option(fn: Callable) -> Callable:
-    """Add ``--store`` (default ``./memcommit.db`` or ``$MEMCOMMIT_STORE``)."""
-    return click.option(
+    """Add ``--store`` (default ``./memcommit.db`` or ``$MEMCOMMIT_STORE``) and ``--embedder``.
+
+    ``--embedder`` is where the store is opened (`memcommit.cli.opening` reads it),
+    so every command that opens a store takes it without a parameter of its own.
+    """
+    with_store = click.option(
         "--store",
         "store_target",
         default=lambda: os.environ.get(STORE_ENV, DEFAULT_STORE),
         show_default=f"./{DEFAULT_STORE} or ${STORE_ENV}",
         help="Path of a SQLite file, or a postgresql:// URL.",
     )(fn)
+    return click.option(
+        "--embedder",
+        envvar=EMBEDDER_ENV,
+        expose_value=False,
+        callback=_keep_embedder,
+        help="Open the store with an embedder: local, hash, openai:MODEL[@URL],"
+        f" sentence-transformers:PATH (or ${EMBEDDER_ENV}); commits embed what they add.",
+    )(with_store)
+
+
+def _keep_embedder(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        ctx.meta[EMBEDDER_META] = value
 
 
 def tenant_option(fn: Callable) -> Callable:

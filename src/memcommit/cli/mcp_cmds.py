@@ -9,6 +9,7 @@ import sys
 import click
 
 from memcommit.cli.app import handle_errors, main, store_option, tenant_option
+from memcommit.cli.opening import embedder_asked
 
 DEFAULT_PORT = 8765
 
@@ -32,12 +33,13 @@ def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
     Tools: remember, recall, correct, forget, begin_task, add_step,
     finish_task, touch, log. Resources: memcommit://working,
     memcommit://commits/recent, memcommit://memory/{id}. With --http the
-    server prints its URL on stderr. Needs the "mcp" extra
+    server prints its URL on stderr. With --embedder, what it remembers is
+    embedded and recall ranks by meaning too. Needs the "mcp" extra
     (pip install "memcommit[mcp]").
 
     Example:
 
-        memcommit mcp --store agent.db --tenant team-a
+        memcommit mcp --store agent.db --tenant team-a --embedder local
     """
     try:
         from memcommit.interfaces.mcp import serve
@@ -52,7 +54,7 @@ def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
             err=True,
         )
         signal.signal(signal.SIGINT, _stop_at_once)
-    serve(store_target, tenant=tenant, http=http, port=port)
+    serve(store_target, tenant=tenant, http=http, port=port, embedder=embedder_asked())
 
 
 def _stop_at_once(signum: int, frame: object) -> None:

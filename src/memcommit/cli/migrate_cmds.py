@@ -42,5 +42,5 @@ def migrate_command(source: str, target: str, as_json: bool) -> None:
     console().print(
         f"migrated {report.commits} commits, {report.versions} versions, {report.memories}"
         f" memories, {report.traces} traces, {report.usages} use counts, {report.states}"
-        f" state entries; verified (head {report.head})"
+        f" state entries, {report.vectors} vectors; verified (head {report.head})"
     )

@@ -14,7 +14,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import click
+
 import memcommit
+from memcommit.cli.app import EMBEDDER_META
 from memcommit.errors import InvalidInput
 from memcommit.store.backends import scheme_of
 
@@ -43,17 +46,25 @@ def require_file(target: str, *, field: str = "store") -> None:
         raise InvalidInput(field, target, "is a directory, not a store file")
 
 
+def embedder_asked() -> str | None:
+    """The ``--embedder`` (or ``$MEMCOMMIT_EMBEDDER``) of the running command, if any."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get(EMBEDDER_META)
+
+
 def open_store(target: str, *, create: bool = False, write: bool = False) -> Any:
     """The store at ``target``, for a read, a write or (``create``) a first write.
 
     A read or a write of a missing SQLite store is an InvalidInput naming it; a
     read opens PostgreSQL read-only, so a missing schema is refused there too.
+    The store is opened with the command's ``--embedder``, when it has one.
     """
     if not create:
         require_file(target)
+    embedder = embedder_asked()
     if not (create or write) and scheme_of(target) == "postgresql":
-        return memcommit.open(target, read_only=True)
-    return memcommit.open(target)
+        return memcommit.open(target, read_only=True, embedder=embedder)
+    return memcommit.open(target, embedder=embedder)
 
 
 @contextmanager

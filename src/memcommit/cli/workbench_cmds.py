@@ -7,7 +7,7 @@ import webbrowser
 import click
 
 import memcommit
-from memcommit.cli.app import handle_errors, main
+from memcommit.cli.app import EMBEDDER_ENV, handle_errors, main
 from memcommit.errors import InvalidInput
 from memcommit.workbench.server import LOCAL_HOSTS, make_server
 from memcommit.workbench.source import BankSource, StoreSource, WorkbenchSource
@@ -16,19 +16,20 @@ from memcommit.workbench.source import BankSource, StoreSource, WorkbenchSource
 DEFAULT_PORT = 8766
 
 
-def open_source(target: str | None) -> WorkbenchSource:
+def open_source(target: str | None, embedder: str | None = None) -> WorkbenchSource:
     """The teaching bank without a target; otherwise the store, which must already exist.
 
     Stores are opened read-only (SQLite ``mode=ro``; PostgreSQL read-only
     transactions) and refused when reading would need a write first (a missing
-    file or schema, pending migrations, not a memcommit store).
+    file or schema, pending migrations, not a memcommit store); with ``embedder``
+    (a name, as ``--embedder`` takes) recall there ranks by meaning too.
     """
     if target is None:
         return BankSource()
     built_in = target.startswith(("sqlite://", "postgresql://", "postgres://"))
     if target == ":memory:" or ("://" in target and not built_in):
-        return StoreSource(memcommit.open(target))
-    return StoreSource(memcommit.open(target, read_only=True))
+        return StoreSource(memcommit.open(target, embedder=embedder))
+    return StoreSource(memcommit.open(target, read_only=True, embedder=embedder))
 
 
 @main.command("workbench")
@@ -54,8 +55,15 @@ def open_source(target: str | None) -> WorkbenchSource:
     help="Port to bind; 0 picks a free one (memcommit mcp --http takes 8765).",
 )
 @click.option("--no-open", is_flag=True, help="Do not open a browser window.")
+@click.option(
+    "--embedder",
+    envvar=EMBEDDER_ENV,
+    help="Open --store with an embedder (local, hash, ...), so recall ranks by meaning too.",
+)
 @handle_errors
-def workbench(store_target: str | None, host: str, port: int, no_open: bool) -> None:
+def workbench(
+    store_target: str | None, host: str, port: int, no_open: bool, embedder: str | None
+) -> None:
     """Open the retrieval workbench: every record recall() selected or left out, and why.
 
     Without --store it shows the teaching bank (ten synthetic records). With
@@ -70,7 +78,7 @@ def workbench(store_target: str | None, host: str, port: int, no_open: bool) -> 
             f"warning: binding {host}: anyone who can reach this address can read the memories",
             err=True,
         )
-    source = open_source(store_target)
+    source = open_source(store_target, embedder)
     try:
         server = make_server(source, host, port)
     except OSError as exc:

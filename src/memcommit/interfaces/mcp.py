@@ -22,6 +22,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 
 import memcommit
+from memcommit.embedding import Embedder
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
 from memcommit.interfaces.agent import TOOLS, AgentMemory
 from memcommit.store import StoreLike
@@ -145,9 +146,20 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
     return server
 
 
-def serve(target: str, *, tenant: str, http: bool = False, port: int = 8765) -> None:
-    """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback."""
-    store = memcommit.open(target)
+def serve(
+    target: str,
+    *,
+    tenant: str,
+    http: bool = False,
+    port: int = 8765,
+    embedder: str | Embedder | None = None,
+) -> None:
+    """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback.
+
+    ``embedder`` (a name such as ``"local"``, or an embedder) opens the store with it:
+    what the tools remember is embedded, and recall ranks by meaning too.
+    """
+    store = memcommit.open(target, embedder=embedder)
     try:
         server = create_server(store, tenant)
         if http:

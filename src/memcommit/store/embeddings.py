@@ -83,9 +83,25 @@ def chosen(spec: str | Embedder | None, configured: Embedder | None) -> Embedder
         return resolve(spec)
     if configured is None:
         raise InvalidInput(
-            "embedder", None, "this store was opened without one: pass embedder= (e.g. 'local')"
+            "embedder",
+            None,
+            "the store was opened without one: name one (embedder='local', --embedder local)",
         )
     return configured
+
+
+def name_of(spec: str | Embedder | None, configured: Embedder | None) -> str:
+    """The name vectors are stored under: an embedder's, a name it resolves, or a stored name.
+
+    ``"hash"`` or ``"local"`` resolve to their embedder's name; any other text (say
+    ``"hash-ngram-v1/64"``, read from `Backend.embedders`) is taken as the name itself.
+    """
+    if isinstance(spec, str):
+        try:
+            return resolve(spec).name
+        except InvalidInput:
+            return v.text("embedder", spec)
+    return chosen(spec, configured).name
 
 
 def check_dims(backend: Backend, embedder: Embedder) -> None:

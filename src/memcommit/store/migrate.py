@@ -40,6 +40,7 @@ class Report:
     states: int
     memories: int
     head: str | None
+    vectors: int = 0
 
 
 class Mismatch(BackendError):
@@ -94,6 +95,7 @@ def copy(src: Store, dst: Store, *, progress: Progress | None = None) -> Report:
         len(state),
         memories,
         head[0][0].id if head else None,
+        summary.vectors,
     )
 
 
@@ -106,7 +108,8 @@ def verify(source: Backend, target: Backend, *, progress: Progress | None = None
     """Compare two stores row for row; the number of memories compared.
 
     Commits (ids, seqs, parents, times, changes and their tenants), every
-    version of every memory, traces, use counts and state must be equal, and
+    version of every memory, traces, use counts, state and the vectors (every row, see
+    `_same_vectors`) must be equal, and
     the target's invariants must hold. Raises `Mismatch` naming the first
     difference.
     """
@@ -138,7 +141,21 @@ def verify(source: Backend, target: Backend, *, progress: Progress | None = None
     ):
         if a != b:
             raise Mismatch(f"{what} differ between the source and the copy")
+    _same_vectors(source, target)
     return len(ids)
+
+
+def _same_vectors(source: Backend, target: Backend, page: int = 1000) -> None:
+    """Mismatch unless both stores hold the same vector rows, byte for byte."""
+    after: tuple[str, str, str] | None = None
+    while True:
+        mine = source.vector_rows(after=after, limit=page)
+        copied = target.vector_rows(after=after, limit=page)
+        if mine != copied:
+            raise Mismatch("the stored vectors differ between the source and the copy")
+        if len(mine) < page:
+            return
+        after = mine[-1][:3]
 
 
 __all__ = ["Mismatch", "Progress", "Report", "copy", "migrate", "verify"]

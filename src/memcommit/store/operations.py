@@ -475,15 +475,13 @@ class StoreApi:
     ) -> StoredVectors:
         """One tenant's stored vectors: ids, current versions and a float32 matrix, by id.
 
-        ``embedder`` is an embedder or the name its vectors are stored under (default:
-        the store's). ``tenant`` defaults to "default" (a view: its own, only). ``ids``
-        keeps those memories; ``after`` and ``limit`` page in id order. Only current,
-        unpurged memories that have a vector are in it.
+        ``embedder`` is an embedder, a name that resolves to one (``"hash"``), or the
+        name its vectors are stored under (default: the store's). ``tenant`` defaults
+        to "default" (a view: its own, only). ``ids`` keeps those memories; ``after``
+        and ``limit`` page in id order. Only current, unpurged memories that have a
+        vector are in it.
         """
-        if isinstance(embedder, str):
-            name = v.text("embedder", embedder)
-        else:
-            name = embeddings.chosen(embedder, self._core.embedder).name
+        name = embeddings.name_of(embedder, self._core.embedder)
         if self._only is not None and tenant not in (None, self._only):
             raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
         only = self._only or _tenant_or_none(tenant) or "default"

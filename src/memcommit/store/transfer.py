@@ -14,6 +14,7 @@ same two functions. JSON Lines is the file format: one record per line.
     {"type": "trace", ...}                 after the last commit it refers to
     {"type": "usage", "id": ..., "count": 3, "first_tick": 1, "last_tick": 9}
     {"type": "state", "namespace": "tiers", "key": ..., "value": "<JSON text>"}
+    {"type": "vector", "tenant": ..., "id": ..., "embedder": ..., "vector": "<base64>"}
     {"type": "trailer", "lines": L, "counts": {"commit": N, ...}, "sha256": "<hex>"}
 
 The trailer is the file's last line: ``lines`` counts the lines before it,
@@ -51,17 +52,19 @@ from typing import IO, Any
 
 from memcommit.errors import InvalidInput
 from memcommit.model import OPS, STATUSES, Change, Commit, Memory
-from memcommit.store import validate
+from memcommit.store import validate, vector_records
 from memcommit.store.backends import seals
 from memcommit.store.backends.base import Backend, Batch, TraceRow
+from memcommit.store.backends.vectors import VectorRow
 from memcommit.store.records import memory as make_memory
 from memcommit.store.store import Store
 from memcommit.store.verify import Witness, against
 
 FORMAT = "memcommit-export"
-VERSION = 3
-#: Versions `import_jsonl` reads: 2 has no hash chain (it is hashed afresh on import).
-READABLE = (2, 3)
+VERSION = 4
+#: Versions `import_jsonl` reads: 2 has no hash chain (it is hashed afresh on import);
+#: 3 has no vectors (`memcommit.store.vector_records`).
+READABLE = (2, 3, 4)
 
 #: ``progress(done, total)``: told after each commit, with the number of commits.
 Progress = Callable[[int, int], None]
@@ -71,7 +74,7 @@ _TRACE_FIELDS = tuple(f.name for f in fields(TraceRow))
 _TRACE_STATUSES = ("open", "finished", "failed")
 
 #: The record types after the header, in the order they come (and as counted in Summary).
-RECORD_TYPES = ("commit", "version", "trace", "usage", "state")
+RECORD_TYPES = ("commit", "version", "trace", "usage", "state", "vector")
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class Summary:
     traces: int = 0
     usages: int = 0
     states: int = 0
+    vectors: int = 0
 
 
 # -- export ----------------------------------------------------------------------
@@ -147,6 +151,7 @@ def _snapshot(backend: Backend) -> Iterator[dict[str, Any]]:
         }
     for namespace, key, value in backend.state_items():
         yield {"type": "state", "namespace": namespace, "key": key, "value": value}
+    yield from vector_records.records(backend)
 
 
 def _commit_record(commit: Commit, tenants: list[str | None]) -> dict[str, Any]:
@@ -335,6 +340,8 @@ def _check_trailer(
         raise InvalidInput(
             f"line {number}: lines", trailer.get("lines"), f"but {number - 1} lines precede it"
         )
+    if "vector" not in (trailer.get("counts") or {}) and not counts["vector"]:
+        counts = {k: n for k, n in counts.items() if k != "vector"}  # written before format 4
     if trailer.get("counts") != counts:
         raise InvalidInput(f"line {number}: counts", trailer.get("counts"), f"but found {counts}")
     if trailer.get("sha256") != digest:
@@ -361,6 +368,8 @@ class _Loader:
         self.state: list[tuple[str, str, str]] = []
         self.counts = dict.fromkeys(RECORD_TYPES, 0)
         self.chained = True  # the export carries its chain (version 3 on)
+        self.vectored = True  # and its vectors (version 4 on)
+        self.vectors: list[tuple[int, VectorRow]] = []  # (line, row), written at the end
         self.seals: list[tuple[str | None, str | None]] = []  # of the versions of ``batch``
         self.hashes: dict[int, tuple[int, str]] = {}  # seq -> (line, exported hash)
         self.number = 0  # the line being read
@@ -380,6 +389,7 @@ class _Loader:
                         "version", record.get("version"), f"must be one of {READABLE}"
                     )
                 self.chained = record["version"] >= 3
+                self.vectored = record["version"] >= 4
                 self.total = _int("commits", record.get("commits"))
                 return
             if kind == "commit":
@@ -392,6 +402,9 @@ class _Loader:
                 self._usage(record)
             elif kind == "state":
                 self._state(record)
+            elif kind == "vector" and self.vectored:
+                self._flush()
+                self.vectors.append((number, vector_records.parsed(record)))
             else:
                 raise InvalidInput("type", kind, f"must be one of {', '.join(RECORD_TYPES)}")
         except InvalidInput as exc:
@@ -536,6 +549,7 @@ class _Loader:
             self.backend.record_uses(replay_uses(self.usage))
         for namespace, key, value in self.state:  # after the uses: it holds their clock too
             self.backend.state_set(namespace, key, value)
+        vector_records.write(self.backend, self.vectors)
         if not self.chained:  # hashed here, not as written: the chain says where it starts
             record = {"format": seals.FORMAT, "sealed_upto": self.total}
             self.backend.state_set(*seals.CHAIN_STATE, json.dumps(record))

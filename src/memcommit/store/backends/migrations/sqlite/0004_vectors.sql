@@ -4,7 +4,8 @@
 -- that changes a memory's content, or purges it, deletes its rows in the same
 -- transaction; other new versions (a move, an archive) keep them. The key leads with the
 -- tenant, so one tenant's vectors are one range (and a partition where tables are split
--- by tenant). Derived data: not sealed in the hash chain.
+-- by tenant). Derived data: not sealed in the hash chain. A rowid table, unlike
+-- `versions`: a 384-dim vector is 1.5 KB, too big a row for a WITHOUT ROWID b-tree.
 
 CREATE TABLE vectors (
     tenant   TEXT NOT NULL,
@@ -14,4 +15,4 @@ CREATE TABLE vectors (
     dims     INTEGER NOT NULL,
     vector   BLOB NOT NULL,
     PRIMARY KEY (tenant, id, embedder)
-) WITHOUT ROWID;
+);
