@@ -383,11 +383,11 @@ def ablation_table(default: dict, ablated: dict[str, dict]) -> str:
 
 #: Fusion settings tried by --fusion-grid: (label, HybridScorer keywords).
 FUSION_GRID = (
-    ("rrf k=60 depth=100", {}),
-    ("rrf k=20 depth=100", {"k": 20}),
-    ("rrf k=60 depth=30", {"depth": 30}),
-    ("rrf k=60 dense 0.5", {"dense_weight": 0.5}),
-    ("rrf k=60 dense 2", {"dense_weight": 2.0}),
+    ("rrf k=60 equal", {"k": 60, "dense_weight": 1.0}),
+    ("rrf k=10 equal", {"dense_weight": 1.0}),
+    ("rrf k=20 dense .5", {"k": 20}),
+    ("rrf k=10 depth 30", {"depth": 30}),
+    ("rrf k=10 dense .3", {"dense_weight": 0.3}),
 )
 
 
