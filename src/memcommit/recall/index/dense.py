@@ -29,7 +29,7 @@ CHUNK = 32_768
 try:  # an exact int8 kernel, many times faster than numpy's products of chunks
     import simsimd as _simsimd
 except ImportError:  # pragma: no cover - numpy gives the same numbers, slower
-    _simsimd = None
+    _simsimd = None  # type: ignore[assignment]
 
 
 def codes_of(vectors: np.ndarray) -> np.ndarray:

@@ -27,9 +27,14 @@ PAGE = 2_000
 class Stored(Protocol):
     """What recall reads of `memcommit.store.embeddings.StoredVectors`."""
 
-    ids: tuple[str, ...]
-    versions: tuple[int, ...]
-    matrix: np.ndarray
+    @property
+    def ids(self) -> tuple[str, ...]: ...
+
+    @property
+    def versions(self) -> tuple[int, ...]: ...
+
+    @property
+    def matrix(self) -> np.ndarray: ...
 
 
 class VectorReader(Protocol):

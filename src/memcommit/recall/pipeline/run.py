@@ -333,15 +333,16 @@ def _fused(
     here, before recall takes the index's lock.
     """
     if isinstance(scorer, HybridScorer):
-        fused, embedder = scorer, scorer.embedder
+        fused = scorer
     else:
-        embedder = source.embedder if hybrid is not False else None
-        if embedder is None or not is_batch(scorer):
+        configured = source.embedder if hybrid is not False else None
+        if configured is None or not is_batch(scorer):
             if hybrid:
-                why = "a batch scorer" if embedder is not None else "a store opened with embedder="
+                why = "a batch scorer" if configured else "a store opened with embedder="
                 raise InvalidInput("hybrid", hybrid, f"needs {why}")
             return scorer
-        fused = HybridScorer(embedder, scorer)
+        fused = HybridScorer(configured, scorer)
+    embedder = fused.embedder
     if source.vectors is None:
         raise InvalidInput("scorer", scorer, "hybrid ranking reads vectors from a store")
     put = fill(source.index, embedder.name, embedder.dims, source.vectors)
