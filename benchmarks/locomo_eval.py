@@ -54,7 +54,7 @@ from typing import Any
 
 import memcommit
 from memcommit.recall import recall
-from memcommit.recall.scoring.fusion import HybridScorer
+from memcommit.recall.scoring.fusion import fused_scorer
 from memcommit.recall.scoring.memory import MemoryScorer
 
 DEV_FILE = Path("shared") / "data" / "locomo" / "locomo-dev.json"
@@ -399,7 +399,7 @@ def hybrid_systems(
     def fused(**settings: Any) -> Callable[[], Scores]:
         lexical = MemoryScorer() if scorer in (None, "memory") else scorer
         return lambda: run_memcommit(
-            conversations, HybridScorer(embedder, lexical, **settings), hybrid=True
+            conversations, fused_scorer(embedder, lexical, **settings), hybrid=True
         )
 
     systems = {

@@ -17,7 +17,7 @@ import memcommit
 from memcommit.embedding.hashed import HashEmbedder
 from memcommit.errors import InvalidInput
 from memcommit.recall.index.dense import DenseRows, code_norms, codes_of, dots
-from memcommit.recall.scoring.fusion import HybridScorer, ranks
+from memcommit.recall.scoring.fusion import HybridScorer, PresortedHybrid, fused_scorer, ranks
 from memcommit.recall.scoring.memory import MemoryScorer
 
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -198,3 +198,18 @@ def test_the_local_model_end_to_end(tmp_path):
         assert top.components["dense_rank"] == 1
     finally:
         store.close()
+
+
+def test_presorted_and_exhaustive_fusion_agree(make_store):
+    """Filtering only the best candidates ranks exactly as scoring every memory does."""
+    store = make_store(embedder="hash")
+    _fill(store, [f"{text} {n}" for n in range(20) for text in TEXTS[:3]])
+    exhaustive = HybridScorer(store.embedder, MemoryScorer(), depth=7)
+    presorted = fused_scorer(store.embedder, MemoryScorer(), depth=7)
+    assert isinstance(presorted, PresortedHybrid)
+    for query in ("civic parked", "pizza recipes beach", "lovely"):
+        a = store.recall(query, tenant="t", now=LATER, max_records=12, scorer=exhaustive)
+        b = store.recall(query, tenant="t", now=LATER, max_records=12, scorer=presorted)
+        assert [(r.memory.id, r.score) for r in a.rows if r.outcome == "selected"] == [
+            (r.memory.id, r.score) for r in b.rows if r.outcome == "selected"
+        ]

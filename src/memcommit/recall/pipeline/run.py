@@ -38,7 +38,7 @@ from memcommit.recall.pipeline.sources import (
 )
 from memcommit.recall.scoring.components import Components
 from memcommit.recall.scoring.cosine import Query
-from memcommit.recall.scoring.fusion import HybridScorer
+from memcommit.recall.scoring.fusion import HybridScorer, fused_scorer
 from memcommit.recall.scoring.registry import make_scorer
 from memcommit.recall.scoring.scorers import (
     BatchScorer,
@@ -341,7 +341,7 @@ def _fused(
                 why = "a batch scorer" if configured else "a store opened with embedder="
                 raise InvalidInput("hybrid", hybrid, f"needs {why}")
             return scorer
-        fused = HybridScorer(configured, scorer)
+        fused = fused_scorer(configured, scorer)
     embedder = fused.embedder
     if source.vectors is None:
         raise InvalidInput("scorer", scorer, "hybrid ranking reads vectors from a store")

@@ -35,14 +35,23 @@ and ``dense_rank`` when it is in that window, ``vector`` (1 or 0) and ``fused``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from memcommit.embedding import Embedder
 from memcommit.embedding.vectors import embedded
-from memcommit.recall.scoring import params
+from memcommit.recall.scoring import maxscore, params
 from memcommit.recall.scoring.components import Components
 from memcommit.recall.scoring.cosine import Query
-from memcommit.recall.scoring.scorers import BatchScorer, is_explained
+from memcommit.recall.scoring.maxscore import Level
+from memcommit.recall.scoring.scorers import (
+    BatchScorer,
+    Presorted,
+    PresortedScorer,
+    is_explained,
+    is_presorted,
+)
 
 #: RRF's constant: how fast a rank's weight falls (the paper's 60 spreads the weight over
 #: ranks too deep for a ten-memory context; 10 measured best, see the module doc).
@@ -126,6 +135,43 @@ class HybridScorer:
             return out
         return rows.cosines(vector, docs)
 
+    def fuse(
+        self, lexical: np.ndarray, lexical_rank: np.ndarray, dense_rank: np.ndarray
+    ) -> np.ndarray:
+        """The fused score from the scaled lexical score (NaN: no match) and the ranks (0: none)."""
+        k, depth = self.k, self.depth
+        fused = np.zeros(len(lexical))
+        inside, near = lexical_rank > 0, dense_rank > 0
+        fused[inside] += self.lexical_weight / (k + lexical_rank[inside])
+        below = ~inside & ~np.isnan(lexical)
+        fused[below] += self.lexical_weight * np.minimum(lexical[below], 1.0) / (k + depth + 1)
+        fused[near] += self.dense_weight / (k + dense_rank[near])
+        fused[~(inside | below | near)] = np.nan
+        return fused
+
+    @staticmethod
+    def parts(
+        docs: np.ndarray,
+        lexical_parts: Components,
+        columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    ) -> Components:
+        """The parts of ``docs``' fused scores from (lexical, its rank, dense, its rank, fused)."""
+        lexical, lexical_rank, dense, dense_rank, fused = columns
+        matched = ~np.isnan(fused)
+        scored = docs[matched]
+        return Components(
+            scored,
+            {
+                **_aligned(lexical_parts, scored),
+                "lexical": lexical[matched],
+                "lexical_rank": np.where(lexical_rank[matched] > 0, lexical_rank[matched], np.nan),
+                "dense": dense[matched],
+                "dense_rank": np.where(dense_rank[matched] > 0, dense_rank[matched], np.nan),
+                "vector": (~np.isnan(dense[matched])).astype(np.float64),
+                "fused": fused[matched],
+            },
+        )
+
     def score_parts(self, query: Query, docs: np.ndarray) -> tuple[np.ndarray, Components]:
         """Fused scores of ``docs`` (NaN: no match) and the parts of each scored one."""
         if is_explained(self.base):
@@ -135,30 +181,84 @@ class HybridScorer:
         lexical = np.asarray(lexical, dtype=np.float64)
         dense = self.dense(query, docs)
         births = query.index.snapshot().birth_rank[docs]
-        k, depth = self.k, self.depth
-        lexical_rank, dense_rank = ranks(lexical, births, depth), ranks(dense, births, depth)
-        fused = np.zeros(len(docs))
-        inside, near = lexical_rank > 0, dense_rank > 0
-        fused[inside] += self.lexical_weight / (k + lexical_rank[inside])
-        below = ~inside & ~np.isnan(lexical)
-        fused[below] += self.lexical_weight * np.minimum(lexical[below], 1.0) / (k + depth + 1)
-        fused[near] += self.dense_weight / (k + dense_rank[near])
-        matched = inside | below | near
-        fused[~matched] = np.nan
-        scored = docs[matched]
-        return fused, Components(
-            scored,
-            {
-                **_aligned(lexical_parts, scored),
-                "lexical": lexical[matched],
-                "lexical_rank": np.where(inside[matched], lexical_rank[matched], np.nan),
-                "dense": dense[matched],
-                "dense_rank": np.where(near[matched], dense_rank[matched], np.nan),
-                "vector": (~np.isnan(dense[matched])).astype(np.float64),
-                "fused": fused[matched],
-            },
-        )
+        lexical_rank = ranks(lexical, births, self.depth)
+        dense_rank = ranks(dense, births, self.depth)
+        fused = self.fuse(lexical, lexical_rank, dense_rank)
+        columns = (lexical, lexical_rank, dense, dense_rank, fused)
+        return fused, self.parts(docs, lexical_parts, columns)
 
     def score_docs(self, query: Query, docs: np.ndarray) -> np.ndarray:
         """`score_parts`' scores only."""
         return self.score_parts(query, docs)[0]
+
+
+class PresortedHybrid(HybridScorer):
+    """`HybridScorer` over a presorted lexical scorer: both windows found before the filters.
+
+    At recency weight 0 recall asks for `presort`: the lexical window comes from
+    the lexical scorer's top-k search (MaxScore, `memcommit.recall.scoring.maxscore`),
+    the dense one from one scan of the rows, and recall filters only the best
+    candidates (`memcommit.recall.pipeline.ranking`). Ranks are then among the
+    tenant's current memories, the filters' losers included; a memory outside both
+    windows scores at most ``lexical_weight / (k + depth + 1)``, the ceiling of the
+    first level. ``relevance`` of the lexical search is scaled by its best match.
+    """
+
+    base: PresortedScorer
+
+    def presort(self, query: Query) -> Presorted:
+        """The fused ranking in two levels: the windows, then every match."""
+        lexical = self.base.presort(query)
+        snap = query.index.snapshot()
+        births, size = snap.birth_rank, snap.size
+        top, top_values = maxscore.best(lexical.levels, self.depth)
+        lexical_rank = np.zeros(size, dtype=np.int64)
+        order = top[np.lexsort((births[top], -top_values))][: self.depth]
+        lexical_rank[order] = np.arange(1, len(order) + 1)
+        best = float(top_values.max()) if len(top_values) else 0.0
+        every = np.arange(size)
+        dense = np.where(snap.alive, self.dense(query, every), np.nan)
+        dense_rank = ranks(dense, births, self.depth)
+        windows = maxscore.union([np.sort(order), np.flatnonzero(dense_rank > 0)])
+
+        def columns(docs: np.ndarray, relevance: np.ndarray) -> tuple[np.ndarray, ...]:
+            scaled = np.where(relevance > 0, relevance / best if best > 0 else 0.0, np.nan)
+            ranked = lexical_rank[docs]
+            fused = self.fuse(scaled, ranked, dense_rank[docs])
+            return scaled, ranked, dense[docs], dense_rank[docs], fused
+
+        def level(docs: np.ndarray, relevance: np.ndarray, ceiling: float) -> Level:
+            fused = columns(docs, relevance)[-1]
+            kept = ~np.isnan(fused)
+            return docs[kept], fused[kept], ceiling
+
+        def first() -> Level:
+            ceiling = self.lexical_weight / (self.k + self.depth + 1) * (1 + maxscore.SLACK)
+            return level(windows, lexical.relevance(windows), ceiling)
+
+        def everything() -> tuple[np.ndarray, np.ndarray]:
+            matched, values, _ = lexical.levels[-1]()
+            docs = maxscore.union([matched, windows])
+            relevance = np.zeros(len(docs))
+            relevance[np.searchsorted(docs, matched)] = values
+            return docs, relevance
+
+        def last() -> Level:
+            return level(*everything(), 0.0)
+
+        def relevance(docs: np.ndarray) -> np.ndarray:
+            return columns(docs, lexical.relevance(docs))[-1]
+
+        def parts(_best: float) -> Components:
+            docs, found = everything()
+            lexical_parts = lexical.parts(best)
+            cols = columns(docs, found)
+            return self.parts(docs, lexical_parts, (cols[0], cols[1], cols[2], cols[3], cols[4]))
+
+        return Presorted([first, last], relevance, None, parts)
+
+
+def fused_scorer(embedder: Embedder, lexical: BatchScorer, **settings: Any) -> HybridScorer:
+    """The hybrid scorer of ``lexical``: presorted when ``lexical`` is (see `PresortedHybrid`)."""
+    kind = PresortedHybrid if is_presorted(lexical) else HybridScorer
+    return kind(embedder, lexical, **settings)
