@@ -123,17 +123,13 @@ class HybridScorer:
 
     def dense(self, query: Query, docs: np.ndarray) -> np.ndarray:
         """The dense cosine of each of ``docs``; NaN where a document has no vector."""
+        size = query.index.alive.size
+        if len(docs) * 2 > size:  # most documents: one pass over every row is cheaper
+            return self.every_cosine(query, size)[docs]
         rows = query.index.dense.get(self.embedder.name)
         if rows is None:
             return np.full(len(docs), np.nan)
-        vector = self.query_vector(query.text)
-        if len(docs) * 2 > rows.size:  # most documents: one pass over every row is cheaper
-            every = rows.cosines(vector)
-            out = np.full(len(docs), np.nan)
-            inside = docs < len(every)
-            out[inside] = every[docs[inside]]
-            return out
-        return rows.cosines(vector, docs)
+        return rows.cosines(self.query_vector(query.text), docs)
 
     def fuse(
         self, lexical: np.ndarray, lexical_rank: np.ndarray, dense_rank: np.ndarray
@@ -171,6 +167,15 @@ class HybridScorer:
                 "fused": fused[matched],
             },
         )
+
+    def every_cosine(self, query: Query, size: int) -> np.ndarray:
+        """The dense cosine of documents 0 .. ``size`` - 1 in one scan (NaN: no vector)."""
+        rows = query.index.dense.get(self.embedder.name)
+        out = np.full(size, np.nan)
+        if rows is not None:
+            found = rows.cosines(self.query_vector(query.text))[:size]
+            out[: len(found)] = found
+        return out
 
     def score_parts(self, query: Query, docs: np.ndarray) -> tuple[np.ndarray, Components]:
         """Fused scores of ``docs`` (NaN: no match) and the parts of each scored one."""
@@ -216,8 +221,8 @@ class PresortedHybrid(HybridScorer):
         order = top[np.lexsort((births[top], -top_values))][: self.depth]
         lexical_rank[order] = np.arange(1, len(order) + 1)
         best = float(top_values.max()) if len(top_values) else 0.0
-        every = np.arange(size)
-        dense = np.where(snap.alive, self.dense(query, every), np.nan)
+        dense = self.every_cosine(query, size)
+        dense[~snap.alive] = np.nan
         dense_rank = ranks(dense, births, self.depth)
         windows = maxscore.union([np.sort(order), np.flatnonzero(dense_rank > 0)])
 
