@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -58,6 +59,7 @@ with needs("langchain", __name__):  # the framework: a clear error without its e
 MARK = "langchain"
 
 
+@dataclass(frozen=True)
 class LangChainEmbedder:
     """A LangChain ``Embeddings`` as a memcommit `Embedder` (stored vectors, hybrid recall).
 
@@ -69,22 +71,18 @@ class LangChainEmbedder:
     on every answer (`memcommit.embedding.vectors.embedded`).
     """
 
-    def __init__(self, embeddings: Embeddings, *, name: str, dims: int) -> None:
-        if not callable(getattr(embeddings, "embed_documents", None)):
-            raise InvalidInput("embeddings", embeddings, "must be a LangChain Embeddings")
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidInput("name", name, "must name the model and its version")
+    embeddings: Embeddings
+    name: str
+    dims: int
+
+    def __post_init__(self) -> None:
+        if not callable(getattr(self.embeddings, "embed_documents", None)):
+            raise InvalidInput("embeddings", self.embeddings, "must be a LangChain Embeddings")
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InvalidInput("name", self.name, "must name the model and its version")
+        dims = self.dims
         if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
             raise InvalidInput("dims", dims, "must be a positive integer")
-        self.embeddings, self._name, self._dims = embeddings, name, dims
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dims(self) -> int:
-        return self._dims
 
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> np.ndarray:
         if kind == "query":
