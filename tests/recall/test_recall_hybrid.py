@@ -150,6 +150,18 @@ def test_integer_dot_products_are_exact_in_any_order():
     assert np.allclose(code_norms(codes), np.linalg.norm(codes.astype(np.float64), axis=1))
 
 
+def test_numpy_gives_the_same_dot_products_as_simsimd(monkeypatch):
+    """Without simsimd the chunked float32 products give the exact integers too."""
+    from memcommit.recall.index import dense
+
+    rng = np.random.default_rng(3)
+    codes = codes_of(rng.standard_normal((dense.CHUNK + 17, 384)))
+    query = codes_of(rng.standard_normal((1, 384)))[0]
+    exact = (codes.astype(np.int64) @ query.astype(np.int64)).astype(np.float64)
+    monkeypatch.setattr(dense, "_simsimd", None)
+    assert np.array_equal(dots(codes, query), exact)
+
+
 def test_dense_rows_follow_merges_and_exports():
     rows = DenseRows("e", 4)
     rows.put(np.array([0, 2]), np.eye(4)[[0, 2]])
