@@ -18,6 +18,16 @@ Evidence ids that name no turn of the conversation are dropped; questions left
 with none are skipped (counted).
 
     .venv/bin/python benchmarks/locomo_eval.py [DATASET ...] [--json] [--scorer NAME] [--messy]
+        [--embedder NAME] [--fusion-grid] [--conversations N]
+
+``--embedder NAME`` (``local``, ``hash``, ...: `memcommit.embedding.resolve`) opens
+every conversation's store with that embedder and adds two systems: the hybrid
+recall (``memcommit+dense``: the lexical scorer fused with the dense cosine,
+`memcommit.recall.scoring.fusion`) and the dense ranking alone (``dense``).
+Vectors are cached on disk by embedder name and text hash (benchmarks/vector_cache.py,
+under ~/.cache/memcommit), so only the first run pays for the model; ``--fusion-grid``
+adds the fusion settings tried (RRF's k, the window depth, the dense weight).
+``--conversations N`` keeps the first N conversations of each split.
 
 ``--messy`` asks every question the way people type in chat: lowercase, no
 question mark, and the two middle letters of its longest word swapped.
@@ -44,6 +54,7 @@ from typing import Any
 
 import memcommit
 from memcommit.recall import recall
+from memcommit.recall.scoring.fusion import fused_scorer
 from memcommit.recall.scoring.memory import MemoryScorer
 
 DEV_FILE = Path("shared") / "data" / "locomo" / "locomo-dev.json"
@@ -251,13 +262,13 @@ class Conversation:
     now: datetime
 
 
-def load(sample: dict, *, typed: Callable[[str], str] = str) -> Conversation:
+def load(sample: dict, *, typed: Callable[[str], str] = str, embedder: Any = None) -> Conversation:
     """One store per conversation, one commit per turn at the turn's time.
 
     One store each: a store's commit times only move forward, and the
-    conversations' dates overlap.
+    conversations' dates overlap. With an ``embedder``, each commit embeds its turn.
     """
-    store = memcommit.open(":memory:")
+    store = memcommit.open(":memory:", embedder=embedder)
     tenant = sample["sample_id"]
     conv = turns(sample)
     ids: dict[str, str] = {}
@@ -270,8 +281,13 @@ def load(sample: dict, *, typed: Callable[[str], str] = str) -> Conversation:
     return Conversation(tenant, store, ids, speakers, qs, conv[-1][3] + timedelta(days=1))
 
 
-def run_memcommit(conversations: list[Conversation], scorer: Any) -> Scores:
-    """Recall the top 10 for every question of every conversation with ``scorer``."""
+def run_memcommit(
+    conversations: list[Conversation], scorer: Any, *, hybrid: bool | None = False
+) -> Scores:
+    """Recall the top 10 for every question of every conversation with ``scorer``.
+
+    ``hybrid`` False ranks by words even where the store has an embedder.
+    """
     scores = Scores()
     for conv in conversations:
         for question in conv.questions:
@@ -281,6 +297,7 @@ def run_memcommit(conversations: list[Conversation], scorer: Any) -> Scores:
                 tenant=conv.name,
                 max_records=10,
                 scorer=scorer,
+                hybrid=hybrid,
                 now=question.date or conv.now,
             )
             ranked = [conv.dia_ids[m.id] for m in ctx.selected]
@@ -364,14 +381,51 @@ def ablation_table(default: dict, ablated: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+#: Fusion settings tried by --fusion-grid: (label, HybridScorer keywords).
+FUSION_GRID = (
+    ("rrf k=60 equal", {"k": 60, "dense_weight": 1.0}),
+    ("rrf k=10 equal", {"dense_weight": 1.0}),
+    ("rrf k=20 dense .5", {"k": 20}),
+    ("rrf k=10 depth 30", {"depth": 30}),
+    ("rrf k=10 dense .3", {"dense_weight": 0.3}),
+)
+
+
+def hybrid_systems(
+    conversations: list[Conversation], embedder: Any, scorer: Any, grid: bool
+) -> dict[str, Callable[[], Scores]]:
+    """The hybrid recall, the dense ranking alone, and (``grid``) each fusion setting tried."""
+
+    def fused(**settings: Any) -> Callable[[], Scores]:
+        lexical = MemoryScorer() if scorer in (None, "memory") else scorer
+        return lambda: run_memcommit(
+            conversations, fused_scorer(embedder, lexical, **settings), hybrid=True
+        )
+
+    systems = {
+        "memcommit+dense": lambda: run_memcommit(conversations, scorer, hybrid=True),
+        "dense": fused(lexical_weight=0.0),
+    }
+    if grid:
+        systems.update({label: fused(**settings) for label, settings in FUSION_GRID})
+    return systems
+
+
 def evaluate(
-    samples: list[dict], scorer: Any, *, ablation: bool, typed: Callable[[str], str] = str
+    samples: list[dict],
+    scorer: Any,
+    *,
+    ablation: bool,
+    typed: Callable[[str], str] = str,
+    embedder: Any = None,
+    grid: bool = False,
 ) -> dict[str, Any]:
     """Every system, and the ablation of the default scorer, over ``samples``."""
-    conversations = [load(sample, typed=typed) for sample in samples]
+    conversations = [load(sample, typed=typed, embedder=embedder) for sample in samples]
     try:
         systems: dict[str, Callable[[], Scores]] = {
             "memcommit": lambda: run_memcommit(conversations, scorer),
+            **(hybrid_systems(conversations, embedder, scorer, grid) if embedder else {}),
             "memcommit-tfidf": lambda: run_memcommit(conversations, "tfidf"),  # the seed's
             "bm25s": lambda: run_bm25s(samples, stem=False, typed=typed),
             "bm25s+stem": lambda: run_bm25s(samples, stem=True, typed=typed),
@@ -413,11 +467,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scorer", default=None, help="memcommit scorer (default: recall's)")
     parser.add_argument("--no-ablation", action="store_true", help="skip the ablation runs")
     parser.add_argument("--messy", action="store_true", help="questions typed as in chat")
+    parser.add_argument("--embedder", default=None, help="also rank by meaning: local, hash, ...")
+    parser.add_argument("--fusion-grid", action="store_true", help="try each fusion setting")
+    parser.add_argument("--conversations", type=int, default=None, help="the first N of a split")
     args = parser.parse_args(argv)
     datasets = args.datasets or [default_dataset()]
     ablation = not args.no_ablation and args.scorer in (None, "memory")
+    embedder = None
+    if args.embedder:
+        from memcommit.embedding import resolve
+        from vector_cache import CachedEmbedder
+
+        embedder = CachedEmbedder(resolve(args.embedder))
     results = {
-        split: evaluate(samples, args.scorer, ablation=ablation, typed=messy if args.messy else str)
+        split: evaluate(
+            samples[: args.conversations],
+            args.scorer,
+            ablation=ablation,
+            typed=messy if args.messy else str,
+            embedder=embedder,
+            grid=args.fusion_grid,
+        )
         for split, samples in splits(datasets).items()
     }
     if args.json:

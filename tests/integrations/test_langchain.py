@@ -185,3 +185,22 @@ def test_vector_store_bad_arguments_are_typed_errors_and_change_nothing(memory, 
         call(docs)
     assert err.value.field == field
     assert docs.view.head == head
+
+
+def test_a_langchain_embedding_is_a_memcommit_embedder(make_store, now):
+    """A store opened with a LangChain embedding keeps its vectors and fuses recall with them."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    embedder = lc.LangChainEmbedder(DeterministicFakeEmbedding(size=16), name="fake-v1", dims=16)
+    store = make_store(embedder=embedder)
+    with store.commit(now=now) as tx:
+        tx.add("Deploys run on Tuesdays.", tenant="acme")
+        tx.add("The cafeteria opens at nine.", tenant="acme")
+    stored = store.vectors(tenant="acme")
+    assert stored.embedder == "fake-v1" and stored.matrix.shape == (2, 16)
+    ctx = store.recall("Deploys run on Tuesdays.", tenant="acme", now=now, explain=True)
+    assert ctx.scorer == "hybrid"
+    assert ctx.rows[0].components["dense_rank"] == 1  # the fake embeds equal texts equally
+    with pytest.raises(InvalidInput) as bad:
+        lc.LangChainEmbedder(DeterministicFakeEmbedding(size=16), name="fake-v1", dims=0)
+    assert bad.value.field == "dims"

@@ -41,12 +41,14 @@ def _show(ctx: Context, explain: bool, wide: bool) -> None:
         return
     rows = list(ctx.rows)
     short = short_ids(row.memory.id for row in rows)
+    fused = any(row.fusion for row in rows)  # a hybrid recall: say how each was ranked
     columns = [
         Column("id", no_wrap=True, min_width=32 if wide else None),
         Column("memory", ratio=1, overflow="ellipsis", min_width=20),
         *([Column("stage", no_wrap=True)] if wide else []),
         Column("cosine", justify="right", no_wrap=True),
         Column("score", justify="right", no_wrap=True),
+        *([Column("ranked by", overflow="fold", min_width=14)] if fused else []),
         Column("outcome", no_wrap=True, overflow="ellipsis"),
         Column("reason", overflow="ellipsis", ratio=1 if wide else None, min_width=10),
     ]
@@ -58,6 +60,7 @@ def _show(ctx: Context, explain: bool, wide: bool) -> None:
             *([row.stage] if wide else []),
             "" if row.cosine is None else f"{row.cosine:.3f}",
             "" if row.score is None else f"{row.score:.3f}",
+            *([row.fusion or ""] if fused else []),
             row.outcome,
             row.reason or "",
         ]
@@ -152,6 +155,12 @@ def recall_options(view: Any, tenant: str, flags: dict[str, Any]) -> RecallOptio
     default=DEFAULT_SCORER,
     show_default=True,
     help="Ranking formula: " + ", ".join(SCORERS) + ".",
+)
+@click.option(
+    "--hybrid/--lexical",
+    default=None,
+    help="Fuse the ranking with the dense cosine of the store's embedder (the default when"
+    " --embedder is given), or rank by words only.",
 )
 @click.option("--now", default=None, help="Measure ages at this time (default: now): ISO 8601, 2h.")
 @click.option(

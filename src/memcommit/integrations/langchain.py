@@ -20,7 +20,9 @@ the memory's key): adding an existing id writes a new version, ``delete``
 invalidates (history keeps both). "Similarity" is recall's score: with no
 ``embedding``, the lexical relevance of the default scorer (BM25 over stems,
 scaled to [0, 1]); with one, the cosine between the query's embedding and the
-document's (stored with it at add time). Search never thresholds: documents
+document's (stored with it at add time). `LangChainEmbedder` turns an embedding
+into a memcommit embedder, for a store whose recall fuses words and meaning
+(``memcommit.open(..., embedder=LangChainEmbedder(...))``). Search never thresholds: documents
 the scorer gives nothing follow the ranked ones with score 0.0, in the order
 they were added. Needs ``memcommit[langchain]``.
 """
@@ -30,10 +32,14 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 import memcommit
+from memcommit.embedding.vectors import unit_rows
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters, needs
 from memcommit.integrations.marks import mark_of
@@ -51,6 +57,39 @@ with needs("langchain", __name__):  # the framework: a clear error without its e
 
 #: The metadata key of a document's own fields (id, metadata, vector).
 MARK = "langchain"
+
+
+@dataclass(frozen=True)
+class LangChainEmbedder:
+    """A LangChain ``Embeddings`` as a memcommit `Embedder` (stored vectors, hybrid recall).
+
+    ``memcommit.open(path, embedder=LangChainEmbedder(OpenAIEmbeddings(), name=..., dims=1536))``
+    stores the vectors of every commit under ``name`` and fuses recall with them.
+    Passages go through ``embed_documents``, queries through ``embed_query``; rows
+    are scaled to unit length. ``name`` must say which model and version made the
+    vectors (the store keeps them under it); ``dims`` is the model's size, checked
+    on every answer (`memcommit.embedding.vectors.embedded`).
+    """
+
+    embeddings: Embeddings
+    name: str
+    dims: int
+
+    def __post_init__(self) -> None:
+        if not callable(getattr(self.embeddings, "embed_documents", None)):
+            raise InvalidInput("embeddings", self.embeddings, "must be a LangChain Embeddings")
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InvalidInput("name", self.name, "must name the model and its version")
+        dims = self.dims
+        if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+            raise InvalidInput("dims", dims, "must be a positive integer")
+
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> np.ndarray:
+        if kind == "query":
+            rows = [self.embeddings.embed_query(text) for text in texts]
+        else:
+            rows = self.embeddings.embed_documents(list(texts))
+        return unit_rows(np.asarray(rows, dtype=np.float64).reshape(len(texts), -1))
 
 
 def explained(row: Row, ctx: Context) -> dict[str, Any]:

@@ -34,6 +34,8 @@ from pathlib import Path
 LOCK = ".lock"
 #: The suffix of a snapshot being written (its name: ``<snapshot>.<random>.tmp``).
 TEMPORARY = ".tmp"
+#: The suffix of a snapshot's companion files (its vector files, `recall.index.vectorfile`).
+COMPANION = ".vec"
 #: How long a purge's erasure waits for writers at work in the folder, in seconds.
 ERASE_WAIT = 30.0
 
@@ -112,18 +114,28 @@ def remove(path: Path) -> bool:
     return True
 
 
+def companions(directory: Path, name: str) -> list[Path]:
+    """The files that belong to the snapshot ``name``: its vector files (``<name>.*.vec``)."""
+    try:
+        found = os.listdir(directory)
+    except OSError:
+        return []
+    return [directory / f for f in found if f.startswith(name + ".") and f.endswith(COMPANION)]
+
+
 def erase(directory: Path, names: Iterable[str]) -> None:
-    """Delete the snapshots ``names`` in ``directory`` and every leftover of a dead writer.
+    """Delete the snapshots ``names`` in ``directory``, their companions, and dead writers' files.
 
     For a purge: what cannot be deleted is reported by a RuntimeWarning (the
-    purged words stay in that file), never raised.
+    purged words or vectors stay in that file), never raised.
     """
     sweep(directory, wait=ERASE_WAIT)
     for kept in leftovers(directory):
         _kept(kept, "a writer is still at work, or the folder cannot be written")
     for name in names:
-        if not remove(directory / name):
-            _kept(directory / name, "it cannot be deleted")
+        for path in [directory / name, *companions(directory, name)]:
+            if not remove(path):
+                _kept(path, "it cannot be deleted")
 
 
 def _kept(path: Path, why: str) -> None:

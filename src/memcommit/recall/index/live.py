@@ -37,9 +37,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
 from memcommit.errors import IndexDamaged, StoreClosed
 from memcommit.model import Change, Commit, Memory
-from memcommit.recall.index import files, persist
+from memcommit.recall.index import files, persist, vectorfile
+from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.persist import SnapshotRefused, Stamp
 from memcommit.recall.index.sections import Damage
 from memcommit.recall.index.tenant import TenantIndex
@@ -156,8 +159,9 @@ class StoreIndex:
         self.tenants.pop(tenant, None)
         self._damage.pop(tenant, None)
         path = self._path(tenant)
-        if path is not None:
-            files.remove(path)  # a read-only folder keeps it: refused again when next read
+        if path is not None:  # a read-only folder keeps them: refused again when next read
+            for place in [path, *files.companions(path.parent, path.name)]:
+                files.remove(place)
 
     def _write(self, tenant: str, *, erasing: bool = False) -> Path | None:
         """`save`, letting IndexDamaged through to the caller.
@@ -175,10 +179,10 @@ class StoreIndex:
                     return None
                 written = self.seen
                 first, current = self.store.commit_id(1), self.store.commit_id(written)
+                stamp = Stamp(first or "", written, current or "")
                 try:
-                    persist.write(
-                        path, tenant, Stamp(first or "", written, current or ""), index.export()
-                    )
+                    persist.write(path, tenant, stamp, index.export())
+                    self._write_vectors(path, index, stamp)
                 except OSError:  # derived data: a full or read-only place just means no snapshot
                     if erasing:
                         files.erase(path.parent, [path.name])
@@ -186,6 +190,33 @@ class StoreIndex:
                 self._catch_up()
                 if self.seen == written:
                     return path
+
+    @staticmethod
+    def _write_vectors(snapshot: Path, index: TenantIndex, stamp: Stamp) -> None:
+        """Write the vector file of every embedder whose rows ``index`` holds, beside ``snapshot``.
+
+        The rows of the documents the snapshot keeps, in its order, under its stamp.
+        """
+        with index.lock:
+            docs = np.flatnonzero(index.alive.view())
+            for embedder, rows in index.dense.items():
+                place = snapshot.parent / vectorfile.name(snapshot.name, embedder)
+                vectorfile.write(place, index.tenant, stamp, rows, docs)
+
+    @staticmethod
+    def _vector_reader(
+        snapshot: Path, tenant: str, stamp: Stamp
+    ) -> Callable[[str, int], DenseRows | None]:
+        """Reads an embedder's rows from the vector file written with ``snapshot`` (None: none)."""
+
+        def read(embedder: str, dims: int) -> DenseRows | None:
+            place = snapshot.parent / vectorfile.name(snapshot.name, embedder)
+            try:
+                return vectorfile.read(place, tenant, embedder, dims, stamp)
+            except (SnapshotRefused, OSError, IndexDamaged):  # rows come from the store instead
+                return None
+
+        return read
 
     def _open(self, tenant: str) -> TenantIndex:
         """The tenant's index from its snapshot (caught up) if sound, else built anew."""
@@ -222,6 +253,7 @@ class StoreIndex:
         except ValueError as unusable:  # written by a build with other columns
             return f"built: {unusable}"
         self._damage[tenant] = opened.damage
+        index.dense_file = self._vector_reader(path, tenant, stamp)
         ids: list[str] = []
         purged = False
         if stamp.seq < self.seen:

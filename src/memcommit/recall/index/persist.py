@@ -54,7 +54,8 @@ from memcommit.recall.index.sections import BLOCK, Damage, Section, block_crcs
 from memcommit.recall.index.snapshot import Exported
 
 MAGIC = b"MCRECALL"
-FORMAT = 5  # 4: CRC-32 per block, strings as blobs, sorted terms, session links; 5: CRC of sizes
+FORMAT = 6  # 4: CRC-32 per block, strings as blobs, sorted terms, session links; 5: CRC of
+# sizes; 6: each document's version (its stored vector's)
 _PREFIX = struct.Struct("<8sIIQQ")  # magic, format, header crc, header size, JSON size
 _SIZES = struct.Struct("<QQ")  # the prefix's last two fields, which the header CRC covers
 _ALIGN = 64

@@ -53,6 +53,7 @@ COLUMNS: tuple[IndexColumn, ...] = (
     IndexColumn("tier", np.int16, "m.tier", codes="tiers"),
     IndexColumn("created", np.int64, "to_micros(m.created_at, NO_START)"),
     IndexColumn("commit", np.int64, "m.created_commit or 0"),
+    IndexColumn("version", np.int64, "m.version"),  # which stored vector is this document's
     IndexColumn("valid_from", np.int64, "to_micros(m.valid_from, NO_START)"),
     IndexColumn("valid_to", np.int64, "to_micros(m.valid_to, NO_END)"),
     IndexColumn("status_ok", np.bool_, 'm.status == "active" and m.superseded_by is None'),

@@ -35,6 +35,7 @@ from memcommit.recall.index import table
 from memcommit.recall.index import vocabulary as _vocabulary
 from memcommit.recall.index.blobs import DocIds, Strings
 from memcommit.recall.index.columns import Codes
+from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.keys import LatestPerKey
 from memcommit.recall.index.order import session_links
 from memcommit.recall.index.postings import Postings
@@ -70,6 +71,10 @@ class TenantIndex:
         self.ids = DocIds()
         self.inverted = Postings()
         self.norm_cache = Norms()
+        self.dense: dict[str, DenseRows] = {}  # by embedder name: vectors row for row with docs
+        #: Reads an embedder's rows from the vector file of the snapshot this index was
+        #: restored from (`memcommit.recall.index.vectorfile`); None once a merge renumbers.
+        self.dense_file: Callable[[str, int], DenseRows | None] | None = None
         self.dead = 0  # retired documents still in the arrays
         self.generation = 0  # bumps on every change of content or statistics
         self._bulk = False  # inside `bulk`: postings and frequencies wait for its end
@@ -197,6 +202,9 @@ class TenantIndex:
                 column.replace(column.view()[keep])
             self.ids = DocIds.packed(*self.ids.take(keep))
             self.inverted.compact(alive)
+            for rows in self.dense.values():
+                rows.keep(keep)
+            self.dense_file = None
             self.dead = 0
             self.norm_cache = Norms()
             self._forget_derived()

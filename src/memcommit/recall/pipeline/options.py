@@ -81,7 +81,9 @@ class RecallOptions:
     ``include_previous_sessions``, ``max_age`` (inclusive), ``latest_per_key``,
     ``live`` (only memories that hold at ``now``) and ``tiers``. Ranking:
     ``scorer`` (a name of `scoring.registry.SCORERS`, or a scorer) blended with recency by
-    ``recency_weight`` and ``half_life``. Packing: ``budget`` (`Words` or
+    ``recency_weight`` and ``half_life``, fused with the dense cosine of the
+    store's embedder (`memcommit.recall.scoring.fusion`) unless ``hybrid`` is
+    False (None: when the store has an embedder; True: it must). Packing: ``budget`` (`Words` or
     `Tokens`), ``max_records`` and ``pools``. Reading: ``tenant``, ``as_of``,
     ``now`` (None: the time of the call) and ``explain`` (build every row at once).
     A bad value raises `InvalidInput` naming its field; ``dataclasses.replace``
@@ -103,6 +105,7 @@ class RecallOptions:
     max_records: int | None = None
     pools: tuple[poolsplit.Pool, ...] | None = None
     scorer: str | Scorer | BatchScorer = DEFAULT_SCORER
+    hybrid: bool | None = None
     as_of: CommitRef | None = None
     now: datetime | None = None
     explain: bool = False
@@ -125,6 +128,8 @@ class RecallOptions:
             raise InvalidInput("tenant", self.tenant, "must name the tenant to recall for")
         if not isinstance(self.explain, bool):
             raise InvalidInput("explain", self.explain, "must be True or False")
+        if self.hybrid is not None and not isinstance(self.hybrid, bool):
+            raise InvalidInput("hybrid", self.hybrid, "must be True, False or None")
         for name, value in normal.items():
             object.__setattr__(self, name, value)
 

@@ -30,6 +30,29 @@ class Row:
     trail: tuple[tuple[str, str], ...] = ()
     components: Mapping[str, float] | None = None
 
+    @property
+    def fusion(self) -> str | None:
+        """How a hybrid recall ranked this memory, in words (None: not a hybrid score).
+
+        Its place in each ranking ("words #2 · meaning #1 (0.83)": the rank and the
+        cosine; "below": under that ranking's window; "words: none": no term shared),
+        and "no vector yet" for a memory the store has not embedded (found by words only).
+        """
+        parts = self.components
+        if parts is None or "fused" not in parts:
+            return None
+        if "lexical_rank" in parts:
+            words = f"words #{int(parts['lexical_rank'])}"
+        else:
+            words = "words: below" if "lexical" in parts else "words: none"
+        if not parts.get("vector"):
+            meaning = "no vector yet"
+        elif "dense_rank" in parts:
+            meaning = f"meaning #{int(parts['dense_rank'])} ({parts['dense']:.2f})"
+        else:
+            meaning = f"meaning: below ({parts['dense']:.2f})"
+        return f"{words} · {meaning}"
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields (the memory as id, kind, scope and content)."""
         m = self.memory
@@ -50,4 +73,5 @@ class Row:
             "cost": self.cost,
             "trail": [list(step) for step in self.trail],
             "components": dict(self.components) if self.components is not None else None,
+            "fusion": self.fusion,
         }

@@ -20,7 +20,9 @@ from memcommit import inputs
 from memcommit.errors import InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
 from memcommit.recall.index.columns import to_micros
+from memcommit.recall.index.live import RESAVE_AFTER
 from memcommit.recall.index.text import term_counts
+from memcommit.recall.index.vectors import fill
 from memcommit.recall.pipeline.budget import Tokens, Words
 from memcommit.recall.pipeline.context import Context
 from memcommit.recall.pipeline.explain import Explanation
@@ -36,6 +38,7 @@ from memcommit.recall.pipeline.sources import (
 )
 from memcommit.recall.scoring.components import Components
 from memcommit.recall.scoring.cosine import Query
+from memcommit.recall.scoring.fusion import HybridScorer, fused_scorer
 from memcommit.recall.scoring.registry import make_scorer
 from memcommit.recall.scoring.scorers import (
     BatchScorer,
@@ -103,6 +106,7 @@ def recall(
         scope = _limit_kinds(scope, pool_list)
         pool_list = _with_always_pool(pool_list)
     source = _source(store_or_view, tenant, options.as_of)
+    chosen = _fused(chosen, source, options.hybrid, query)
     weight, half_life = options.recency_weight, options.half_life
     run = _Run(
         source,
@@ -317,6 +321,35 @@ def _limit_kinds(scope: Scope, pools: list[poolsplit.Pool]) -> Scope:
 def _scorer(scorer: str | Scorer | BatchScorer) -> Scorer | BatchScorer:
     """A fresh scorer for a name (checked in `RecallOptions`), or the caller's own."""
     return make_scorer(scorer) if isinstance(scorer, str) else scorer
+
+
+def _fused(
+    scorer: Scorer | BatchScorer, source: Source, hybrid: bool | None, query: str
+) -> Scorer | BatchScorer:
+    """``scorer`` fused with the dense cosine when the source has an embedder (and ``hybrid``).
+
+    A `HybridScorer` passed as the scorer keeps its own embedder and settings.
+    The tenant's stored vectors are put into its index and the query is embedded
+    here, before recall takes the index's lock.
+    """
+    if isinstance(scorer, HybridScorer):
+        fused = scorer
+    else:
+        configured = source.embedder if hybrid is not False else None
+        if configured is None or not is_batch(scorer):
+            if hybrid:
+                why = "a batch scorer" if configured else "a store opened with embedder="
+                raise InvalidInput("hybrid", hybrid, f"needs {why}")
+            return scorer
+        fused = fused_scorer(configured, scorer)
+    embedder = fused.embedder
+    if source.vectors is None:
+        raise InvalidInput("scorer", scorer, "hybrid ranking reads vectors from a store")
+    put = fill(source.index, embedder.name, embedder.dims, source.vectors)
+    if put >= RESAVE_AFTER and source.save is not None:  # the next process reads them from disk
+        source.save()
+    fused.query_vector(query)
+    return fused
 
 
 def _now(now: Any) -> datetime:

@@ -19,10 +19,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
+from memcommit.embedding import Embedder
 from memcommit.errors import IndexDamaged, InvalidInput, NotFound
 from memcommit.model import Memory
 from memcommit.recall.index.live import indexable, store_index
 from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.index.vectors import VectorReader
 from memcommit.store.protocols import CommitRef, ViewLike
 
 Loader = Callable[[Sequence[str]], list[Memory]]  # memories by id, in the order asked
@@ -30,11 +32,19 @@ Loader = Callable[[Sequence[str]], list[Memory]]  # memories by id, in the order
 
 @dataclass
 class Source:
-    """One tenant's index, how to load its memories, and whether the tenant exists."""
+    """One tenant's index, how to load its memories, and whether the tenant exists.
+
+    ``embedder`` is the store's (None: recall ranks by words), ``vectors`` its read
+    of the stored vectors (`memcommit.recall.index.vectors`); ``save`` writes the
+    live index's files again (its snapshot and vector files), None for a throwaway index.
+    """
 
     index: TenantIndex
     load: Loader
     known: bool
+    embedder: Embedder | None = None
+    vectors: VectorReader | None = None
+    save: Callable[[], object] | None = None
 
 
 def from_memories(memories: Iterable[Memory], tenant: str) -> Source:
@@ -57,11 +67,20 @@ def from_store(store: ViewLike, tenant: str, as_of: CommitRef | None) -> Source:
         index = live.index(tenant)
         whole = live.store
         known = len(index) > 0 or tenant in whole.tenants()
-        return Source(index, store_loader(whole, tenant), known)
+        embedder, vectors = _embedding(store)
+        return Source(
+            index, store_loader(whole, tenant), known, embedder, vectors, lambda: live.save(tenant)
+        )
     memories = store.find(tenant=tenant, live=False, as_of=as_of)
     source = from_memories(memories, tenant)
     source.known = source.known or tenant in store.tenants(as_of=as_of)
+    source.embedder, source.vectors = _embedding(store)  # for the versions still current
     return source
+
+
+def _embedding(store: ViewLike) -> tuple[Embedder | None, VectorReader]:
+    """The store's embedder (None: it has none) and its read of stored vectors."""
+    return store.embedder, store.vectors
 
 
 def store_loader(store: ViewLike, tenant: str) -> Loader:

@@ -8,6 +8,7 @@ document's parts as a plain dict.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,8 +22,13 @@ class Components:
     values: dict[str, np.ndarray] = field(default_factory=dict)
 
     def of(self, doc: int) -> dict[str, float] | None:
-        """The parts of one document's score, or None when it has none."""
+        """The parts of one document's score, or None when it has none.
+
+        A part that is NaN for this document (a dense cosine of a memory without a
+        vector, say) is left out.
+        """
         position = int(np.searchsorted(self.docs, doc))
         if position >= len(self.docs) or self.docs[position] != doc:
             return None
-        return {name: float(values[position]) for name, values in self.values.items()}
+        found = {name: float(values[position]) for name, values in self.values.items()}
+        return {name: value for name, value in found.items() if not math.isnan(value)}

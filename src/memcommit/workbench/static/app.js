@@ -484,6 +484,7 @@ function card(row, lane, look) {
   meta.append(el("span", "sr-only", kindLabel(row.kind, "legend") + ", "), facts.join(" · "));
   item.append(meta);
   if (lane >= 2 && row.score !== null) item.append(el("span", "card-score", "score " + fmt(row.score)));
+  if (lane >= 2 && row.fusion) item.append(el("span", "card-score", row.fusion));
   item.title = kindLabel(row.kind, "legend") + (look === "passed" ? ": went on to the next lane" : "");
   return item;
 }
@@ -733,6 +734,7 @@ function outcomeCell(row) {
     final.append(el("span", "reason", " " + reasonText(row.reason) + " "));
     final.append(el("code", "reason-code", row.reason));
   }
+  if (row.fusion) final.append(el("span", "fusion", " " + row.fusion));
   cell.append(final);
   return cell;
 }

@@ -1,0 +1,229 @@
+"""Hybrid recall latency: lexical beside hybrid in one process, and numpy brute force as the peer.
+
+One tenant of N synthetic memories (recall_bench's corpus: Zipf pseudo-words)
+and N random unit vectors of 384 dims (the shape of the offline model's; a real
+model embeds ~8 texts/s here, so a million texts would take a day and a half:
+the vectors are random, the work of ranking them is the same). The tenant's
+index and its int8 vector rows are built once, written as the snapshot and its
+vector file (cached under ``--cache``), then every figure comes from FRESH child
+processes:
+
+- memcommit: cold = open the snapshot and the vector file + the first hybrid
+  recall (max_records=10); warm p50/p95 of hybrid recalls, and of lexical
+  recalls (``hybrid=False``) in the same process; RSS after them. The query
+  embedder gives a fixed random unit vector per query text (no model time).
+- peer, numpy brute force: the same vectors as a float32 ``.npy`` file, mapped;
+  cold = map + the first exact top-10 (``V @ q``, ``argpartition``); warm p50;
+  RSS. (usearch/faiss are not installed here.)
+
+    .venv/bin/python benchmarks/semantic_bench.py --memories 100000
+    .venv/bin/python benchmarks/semantic_bench.py --memories 1000000 --queries 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from recall_bench import compile_memcommit, corpus, queries, rss_mb
+
+NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
+TENANT = "bench"
+DIMS = 384
+EMBEDDER = "random-unit/384"
+STAMP = ("bench-store", 1, "bench-commit")
+CHUNK = 50_000
+
+
+class QueryVectors:
+    """An embedder of queries only: a fixed random unit vector per text (seeded by its hash)."""
+
+    name, dims = EMBEDDER, DIMS
+
+    def embed(self, texts, *, kind="passage"):
+        out = np.empty((len(texts), DIMS), dtype=np.float32)
+        for row, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+            vector = np.random.default_rng(seed).standard_normal(DIMS)
+            out[row] = vector / np.linalg.norm(vector)
+        return out
+
+
+def unit_vectors(n: int, seed: int = 5):
+    """``n`` random unit vectors, a chunk at a time (float32)."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, n, CHUNK):
+        block = rng.standard_normal((min(CHUNK, n - start), DIMS)).astype(np.float32)
+        block /= np.linalg.norm(block, axis=1, keepdims=True)
+        yield block
+
+
+def build(folder: Path, n: int) -> None:
+    """The tenant's snapshot, its vector file and the peer's float32 matrix (once per size)."""
+    from memcommit.model import Memory
+    from memcommit.recall.index import persist, vectorfile
+    from memcommit.recall.index.dense import DenseRows
+    from memcommit.recall.index.persist import Stamp
+    from memcommit.recall.index.tenant import TenantIndex
+
+    done = folder / "done"
+    if done.exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    texts = corpus(n)
+    index = TenantIndex(TENANT)
+    with index.bulk():
+        index.put_many(
+            Memory(id=f"m{i:08d}", tenant=TENANT, content=text, kind="event", created_at=NOW)
+            for i, text in enumerate(texts)
+        )
+    rows = DenseRows(EMBEDDER, DIMS)
+    peer = np.lib.format.open_memmap(folder / "peer.npy", "w+", np.float32, (n, DIMS))
+    at = 0
+    for block in unit_vectors(n):
+        docs = np.array([index.ids.find(f"m{i:08d}") for i in range(at, at + len(block))])
+        rows.put(docs, block)
+        peer[at : at + len(block)] = block
+        at += len(block)
+    peer.flush()
+    del peer
+    index.dense[EMBEDDER] = rows
+    stamp = Stamp(*STAMP)
+    snapshot = folder / "tenant.idx"
+    persist.write(snapshot, TENANT, stamp, index.export())
+    docs = np.flatnonzero(index.alive.view())
+    vectorfile.write(folder / vectorfile.name(snapshot.name, EMBEDDER), TENANT, stamp, rows, docs)
+    done.write_text(json.dumps({"seconds": time.perf_counter() - start}))
+    print(f"  built {n:,} memories and vectors in {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def child_memcommit(folder: str, qs: list[str]) -> dict:
+    """Cold open + first hybrid recall, then warm hybrid and lexical recalls."""
+    start = time.perf_counter()
+    from memcommit.model import Memory
+    from memcommit.recall import recall
+    from memcommit.recall.index import persist, vectorfile
+    from memcommit.recall.index.persist import Stamp
+    from memcommit.recall.index.tenant import TenantIndex
+    from memcommit.recall.pipeline.sources import Source
+
+    imported = time.perf_counter() - start
+    start = time.perf_counter()
+    snapshot = Path(folder) / "tenant.idx"
+    stamp = Stamp(*STAMP)
+    index = TenantIndex.restore(TENANT, persist.read(snapshot, TENANT, stamp.store).sections)
+    place = snapshot.parent / vectorfile.name(snapshot.name, EMBEDDER)
+    index.dense_file = lambda name, dims: vectorfile.read(place, TENANT, name, dims, stamp)
+
+    def load(ids):
+        return [Memory(id=i, tenant=TENANT, content=f"memory {i}", kind="event") for i in ids]
+
+    def no_vectors(embedder, *, tenant=None, ids=None):  # every document has its row already
+        raise AssertionError("the vector file holds every row")
+
+    source = Source(index, load, True, QueryVectors(), no_vectors)
+    recall(source, qs[0], tenant=TENANT, max_records=10, now=NOW)
+    cold = time.perf_counter() - start
+    hybrid, lexical = [], []
+    for q in qs[1:]:
+        start = time.perf_counter()
+        recall(source, q, tenant=TENANT, max_records=10, now=NOW)
+        hybrid.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        recall(source, q, tenant=TENANT, max_records=10, now=NOW, hybrid=False)
+        lexical.append(time.perf_counter() - start)
+    return {"import": imported, "cold": cold, "hybrid": hybrid, "lexical": lexical, "rss": rss_mb()}
+
+
+def child_numpy(folder: str, qs: list[str]) -> dict:
+    """The peer: exact float32 top-10 over the mapped matrix."""
+    embed = QueryVectors()
+    start = time.perf_counter()
+    matrix = np.load(Path(folder) / "peer.npy", mmap_mode="r")
+
+    def top(q: str) -> np.ndarray:
+        scores = matrix @ embed.embed([q])[0]
+        best = np.argpartition(-scores, 10)[:10]
+        return best[np.argsort(-scores[best])]
+
+    top(qs[0])
+    cold = time.perf_counter() - start
+    warm = []
+    for q in qs[1:]:
+        start = time.perf_counter()
+        top(q)
+        warm.append(time.perf_counter() - start)
+    return {"cold": cold, "warm": warm, "rss": rss_mb()}
+
+
+def child(kind: str, folder: Path, qs: list[str]) -> dict:
+    spec = folder / f"{kind}-{os.getpid()}.json"
+    spec.write_text(json.dumps({"kind": kind, "folder": str(folder), "queries": qs}))
+    try:
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", str(spec)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        spec.unlink()
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _ms(values: list[float], share: float = 0.5) -> float:
+    ordered = sorted(values)
+    return ordered[int(share * (len(ordered) - 1))] * 1e3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--processes", type=int, default=3, help="fresh processes for cold")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memcommit-bench")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        spec = json.loads(Path(args.child).read_text())
+        run = child_memcommit if spec["kind"] == "memcommit" else child_numpy
+        print(json.dumps(run(spec["folder"], spec["queries"])))
+        return 0
+    compile_memcommit()
+    folder = args.cache / f"semantic-{args.memories}"
+    build(folder, args.memories)
+    qs = queries(corpus(min(args.memories, 20_000)), args.queries)
+    runs = {"memcommit": [], "numpy": []}
+    for p in range(args.processes):  # alternate, so both see the same machine
+        for kind in runs:
+            runs[kind].append(child(kind, folder, qs if not p else qs[p : p + 2]))
+    ours, peer = runs["memcommit"][0], runs["numpy"][0]
+    cold = statistics.median(r["cold"] for r in runs["memcommit"]) * 1e3
+    peer_cold = statistics.median(r["cold"] for r in runs["numpy"]) * 1e3
+    hybrid, lexical, brute = _ms(ours["hybrid"]), _ms(ours["lexical"]), _ms(peer["warm"])
+    print(f"\n{args.memories:,} memories with {DIMS}-dim vectors, one tenant, top 10")
+    print(f"{'':34}{'cold ms':>10}{'p50 ms':>10}{'p95 ms':>10}{'RSS MB':>10}")
+    line = "{:34}{:>10.1f}{:>10.2f}{:>10.2f}{:>10.0f}"
+    print(line.format("memcommit hybrid", cold, hybrid, _ms(ours["hybrid"], 0.95), ours["rss"]))
+    print(line.format("memcommit lexical (same process)", float("nan"), lexical,
+                      _ms(ours["lexical"], 0.95), ours["rss"]))  # fmt: skip
+    print(line.format("numpy brute force float32", peer_cold, brute, _ms(peer["warm"], 0.95),
+                      peer["rss"]))  # fmt: skip
+    print(f"\nhybrid p50 / lexical p50: {hybrid / lexical:.2f}x; "
+          f"hybrid p50 / numpy brute force p50: {hybrid / brute:.2f}x")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

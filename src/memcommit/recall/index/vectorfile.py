@@ -1,0 +1,61 @@
+"""The vector file of a tenant and an embedder: its dense rows beside the lexical snapshot.
+
+The one place vector files are named, written and read (a budgeted cache of
+recall files would load them through `read`). A file is
+written with the tenant's snapshot, under the same stamp and in the same
+document order (`DenseRows.export` of the documents the snapshot keeps), so a
+restored snapshot and its rows agree document for document; it is read only for
+an index restored from that very snapshot and not merged since
+(`TenantIndex.dense_file`). The format is the snapshot's
+(`memcommit.recall.index.persist`: stamped, a CRC-32 per block, mapped, written
+atomically), its key the tenant and the embedder's name. Named after the
+snapshot (``<snapshot>.<embedder hash>.vec``), so erasing a tenant's snapshot
+erases its vector files too (`memcommit.recall.index.files.erase`).
+
+At a million memories of 384 dims the file is 394 MB (int8 codes, a float64
+norm and a flag per row); a recall maps it and reads it whole (a dense scan).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from memcommit.recall.index import files, persist
+from memcommit.recall.index.dense import DenseRows
+from memcommit.recall.index.persist import SnapshotRefused, Stamp
+from memcommit.recall.index.snapshot import Exported
+
+
+def name(snapshot: str, embedder: str) -> str:
+    """The vector file of ``embedder`` beside the snapshot file named ``snapshot``."""
+    return f"{snapshot}.{hashlib.sha256(embedder.encode()).hexdigest()[:16]}{files.COMPANION}"
+
+
+def _key(tenant: str, embedder: str) -> str:
+    return f"{tenant}\n{embedder}"
+
+
+def write(path: Path, tenant: str, stamp: Stamp, rows: DenseRows, docs: np.ndarray) -> int:
+    """Write the rows of ``docs`` (the snapshot's documents, in its order); the file's size."""
+    arrays = rows.export(docs)
+    arrays["codes"] = arrays["codes"].reshape(-1)
+    return persist.write(path, _key(tenant, rows.embedder), stamp, Exported(arrays))
+
+
+def read(path: Path, tenant: str, embedder: str, dims: int, stamp: Stamp) -> DenseRows:
+    """The rows in ``path``, written under ``stamp``; SnapshotRefused (why) otherwise.
+
+    Every block is checked here: a dense scan reads every row anyway.
+    """
+    opened = persist.read(path, _key(tenant, embedder), stamp.store)
+    if opened.stamp != stamp:
+        raise SnapshotRefused("written with another snapshot")
+    sections = opened.sections
+    has = sections["has"].whole()
+    codes = sections["codes"].whole()
+    if len(codes) != len(has) * dims:
+        raise SnapshotRefused(f"rows of {len(codes) // max(len(has), 1)} dims, not {dims}")
+    return DenseRows(embedder, dims, codes.reshape(len(has), dims), sections["norms"].whole(), has)
