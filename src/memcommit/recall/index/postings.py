@@ -22,6 +22,7 @@ import numpy as np
 
 from memcommit.recall.index.columns import Column
 from memcommit.recall.index.sections import Section
+from memcommit.recall.index.sizes import ENTRY, OBJECT, array_bytes
 from memcommit.recall.index.text import tokenize
 from memcommit.recall.index.vocabulary import Vocabulary
 
@@ -53,8 +54,8 @@ class Postings:
 
     def __init__(self) -> None:
         self.fwd_start = Column(np.int64)  # one entry per document
-        self.fwd_terms = Column(np.int32, 1024)
-        self.fwd_tf = Column(np.uint16, 1024)
+        self.fwd_terms = Column(np.int32)
+        self.fwd_tf = Column(np.uint16)
         self.df = array("i")
         self.main_ptr = np.zeros(1, dtype=np.int64)
         self.main_docs = Section.of(np.zeros(0, dtype=np.int32))
@@ -117,6 +118,13 @@ class Postings:
         entries, _ = gathered(*self.spans(docs))
         counts = np.bincount(self.fwd_terms.data[entries], minlength=len(self.df))
         self.df = array("i", counts.astype(np.int32).tobytes())
+
+    def nbytes(self) -> int:
+        """What the forward lists, postings and frequencies hold in memory."""
+        columns = self.fwd_start.nbytes() + self.fwd_terms.nbytes() + self.fwd_tf.nbytes()
+        main = array_bytes(self.main_ptr) + self.main_docs.nbytes() + self.main_tf.nbytes()
+        delta = len(self.delta) * (ENTRY + 2 * OBJECT) + self.delta_size * 6
+        return OBJECT + columns + main + delta + len(self.df) * self.df.itemsize
 
     def spans(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each of ``docs``' terms start in the forward lists, and how many it has."""

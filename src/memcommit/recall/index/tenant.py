@@ -39,6 +39,7 @@ from memcommit.recall.index.keys import LatestPerKey
 from memcommit.recall.index.order import session_links
 from memcommit.recall.index.postings import Postings
 from memcommit.recall.index.sections import Section
+from memcommit.recall.index.sizes import ENTRY, OBJECT, array_bytes
 from memcommit.recall.index.snapshot import SECTIONS, Exported, Snapshot
 from memcommit.recall.index.statistics import Norms
 from memcommit.recall.index.vocabulary import Vocabulary
@@ -85,6 +86,7 @@ class TenantIndex:
         self._keys: LatestPerKey | None = None
         self._lengths: tuple[int, np.ndarray, float] | None = None
         self._memo: tuple[int, dict[Hashable, Any]] = (-1, {})
+        self._memo_bytes = 0  # what the memo's results hold (`_result_bytes`)
         self._links: tuple[int, Section, Section] | None = None
         self._session_sizes: tuple[int, np.ndarray] | None = None
         self._snapshot: Snapshot | None = None
@@ -250,6 +252,36 @@ class TenantIndex:
         index._links = (index.generation, sections["links_before"], sections["links_after"])
         return index
 
+    # ── memory ──────────────────────────────────────────────────────────────
+
+    def nbytes(self) -> int:
+        """About what this index holds in memory (`memcommit.recall.index.sizes`).
+
+        The columns, code tables, ids, postings, norms and vocabulary, and what
+        queries derived and keep (memo, lengths, links, the latest snapshot).
+        """
+        with self.lock:
+            parts = [column.nbytes() for column in self.columns.values()]
+            parts += [codes.nbytes() for codes in self.tables.values()]
+            parts += [self.ids.nbytes(), self.inverted.nbytes(), self.norm_cache.nbytes()]
+            parts += [self.vocabulary.nbytes(), self._memo_bytes, self._derived_bytes()]
+            return OBJECT * 4 + sum(parts)
+
+    def _derived_bytes(self) -> int:
+        """What the derived parts hold: lengths, links, session sizes, latest per key, snapshot."""
+        held = 0
+        if self._lengths is not None:
+            held += array_bytes(self._lengths[1])
+        if self._links is not None:
+            held += self._links[1].nbytes() + self._links[2].nbytes()
+        if self._session_sizes is not None:
+            held += array_bytes(self._session_sizes[1])
+        if self._keys is not None:
+            held += sum(len(members) for members in self._keys.members.values()) * ENTRY
+        if self._snapshot is not None:
+            held += self._snapshot.nbytes()
+        return held
+
     # ── reads ───────────────────────────────────────────────────────────────
 
     def snapshot(self) -> Snapshot:
@@ -319,14 +351,15 @@ class TenantIndex:
         """
         with self.lock:
             if self._memo[0] != self.generation:
-                self._memo = (self.generation, {})
+                self._memo, self._memo_bytes = (self.generation, {}), 0
             cache = self._memo[1]
             if key in cache:
                 found: _T = cache[key]
                 return found
             if len(cache) >= _MEMO:
-                del cache[next(iter(cache))]  # the oldest goes
+                self._memo_bytes -= _result_bytes(cache.pop(next(iter(cache))))  # the oldest goes
             value = cache[key] = compute()
+            self._memo_bytes += _result_bytes(value)
             return value
 
     def lengths(self) -> tuple[np.ndarray, float]:
@@ -369,6 +402,12 @@ class TenantIndex:
                 sizes = np.bincount(session[session >= 0], minlength=len(self.sessions.values))
                 self._session_sizes = (self.generation, sizes)
             return self._session_sizes[1]
+
+
+def _result_bytes(value: object) -> int:
+    """About what one memo result holds: its arrays (in a tuple, or alone), else one entry."""
+    parts = value if isinstance(value, tuple) else (value,)
+    return ENTRY + sum(array_bytes(part) for part in parts if isinstance(part, np.ndarray))
 
 
 class _CurrentDocs(Mapping[str, int]):
