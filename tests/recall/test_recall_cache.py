@@ -5,6 +5,7 @@ current, so a fresh store object opens them instead of building."""
 from __future__ import annotations
 
 import gc
+import random
 import tracemalloc
 from datetime import timedelta
 
@@ -73,18 +74,28 @@ def test_a_tenant_bigger_than_the_budget_is_still_served_alone(make_store, now):
         max_size=12,
     )
 )
-def test_answers_are_the_same_under_any_budget(make_store, now, steps):
-    """Recalls and commits interleaved: a one-byte budget answers as an unbounded cache does."""
+def test_answers_are_the_same_under_any_budget(make_store, now, steps, tmp_path, monkeypatch):
+    """Recalls and commits interleaved: a one-byte budget answers as an unbounded cache does,
+    and both (small tenants, held compacted) as indexes built and kept in their dicts."""
     name = f"exact-{id(steps)}.db"
     writer = make_store(name)
     fill(writer, now, ["a", "b", "c"])
+    monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(tmp_path / f"built-{id(steps)}"))
+    built = make_store(name, recall_cache_bytes=2**40)
+    for tenant in ("a", "b", "c"):  # built and saved (SNAPSHOT_MIN is 1): held as built
+        ranked(built, tenant, "alpha", now)
+    monkeypatch.setattr(live, "SNAPSHOT_MIN", 256)
+    monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(tmp_path / f"compact-{id(steps)}"))
     tight = make_store(name, recall_cache_bytes=1)
     roomy = make_store(name, recall_cache_bytes=2**40)
     for k, (tenant, query, write) in enumerate(steps):
-        if write:  # another store object's commit: caught up by both, opened or not
+        if write:  # another store object's commit: caught up by all, opened or not
             fill(writer, now + timedelta(minutes=k + 1), [tenant], count=2, start=100 + 2 * k)
-        assert ranked(tight, tenant, query, now) == ranked(roomy, tenant, query, now)
+        expected = ranked(built, tenant, query, now)
+        assert ranked(tight, tenant, query, now) == expected
+        assert ranked(roomy, tenant, query, now) == expected
     assert len(store_index(tight).tenants) == 1
+    assert store_index(roomy).opened[steps[0][0]] == "built: snapshot missing"
 
 
 def test_a_tenant_opened_again_sees_only_its_own_memories(make_store, now):
@@ -97,17 +108,31 @@ def test_a_tenant_opened_again_sees_only_its_own_memories(make_store, now):
             assert not any(r.memory.id.startswith(other + "-") for r in ctx.rows)
 
 
-def test_what_an_index_is_charged_is_near_what_it_holds(make_store, now):
-    """The charge is an estimate: within a factor of two of what tracemalloc sees."""
+@pytest.mark.parametrize("count", [40, 400])
+def test_what_an_index_is_charged_is_near_what_it_holds(make_store, now, count):
+    """The charge is an estimate: within a factor of two of what tracemalloc sees.
+
+    Built in bulk and then written to one memory at a time (delta postings), on
+    texts of many distinct words (the vocabulary's dicts are most of a small tenant).
+    """
+    rng = random.Random(count)
+    letters = "bcdfghklmnprstvz"
+    words = [
+        "".join(rng.choice(letters) + rng.choice("aeiou") for _ in range(3)) for _ in range(4000)
+    ]
     store = make_store()
-    fill(store, now, ["a"], count=200)
+    with store.commit(message="words", now=now) as tx:
+        for i in range(count):
+            tx.add(" ".join(rng.choice(words) for _ in range(25)), tenant="a", id=f"m{i}")
     memories = store.find(tenant="a", live=False)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     index = TenantIndex("a")
     with index.bulk():
-        index.put_many(memories)
+        index.put_many(memories[: count // 2])
+    for memory in memories[count // 2 :]:
+        index.put(memory)
     gc.collect()
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()

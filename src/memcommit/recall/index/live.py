@@ -295,9 +295,14 @@ class StoreIndex:
                 if last:
                     break
                 after = page[-1].id
+        if done < SNAPSHOT_MIN:  # kept in memory as a snapshot would hold it: a few arrays
+            self.tenants[tenant] = index = index.compacted()
+            path = self._path(tenant)
+            if path is not None:
+                files.remove(path)  # (an older snapshot: this one is rebuilt from the store)
+            return index
         self.tenants[tenant] = index
-        if done:
-            self.save(tenant)
+        self.save(tenant)
         return index
 
     def _catch_up(self) -> None:

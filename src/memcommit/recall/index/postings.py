@@ -22,7 +22,7 @@ import numpy as np
 
 from memcommit.recall.index.columns import Column
 from memcommit.recall.index.sections import Section
-from memcommit.recall.index.sizes import ENTRY, OBJECT, array_bytes
+from memcommit.recall.index.sizes import ENTRY, LIST, OBJECT, array_bytes
 from memcommit.recall.index.text import tokenize
 from memcommit.recall.index.vocabulary import Vocabulary
 
@@ -123,7 +123,7 @@ class Postings:
         """What the forward lists, postings and frequencies hold in memory."""
         columns = self.fwd_start.nbytes() + self.fwd_terms.nbytes() + self.fwd_tf.nbytes()
         main = array_bytes(self.main_ptr) + self.main_docs.nbytes() + self.main_tf.nbytes()
-        delta = len(self.delta) * (ENTRY + 2 * OBJECT) + self.delta_size * 6
+        delta = len(self.delta) * (ENTRY + 3 * LIST) + self.delta_size * 6  # a tuple, 2 arrays
         return OBJECT + columns + main + delta + len(self.df) * self.df.itemsize
 
     def spans(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 #: A dict entry keyed by a short string (term, id) with an int value, the string included.
-ENTRY = 150
-#: A list slot holding a short string or a boxed int.
-SLOT = 60
+ENTRY = 100
+#: A list slot: a reference to an object counted elsewhere, or a small boxed int.
+SLOT = 16
+#: A short list of ints (a stem's terms added since the snapshot).
+LIST = 72
 #: A Python object of the index (a column, a section, a table) with its attributes.
 OBJECT = 400
 

@@ -231,6 +231,18 @@ class TenantIndex:
             )
             return Exported(arrays)
 
+    def compacted(self) -> TenantIndex:
+        """This index as a snapshot would restore it, in memory: arrays, no dicts of terms.
+
+        A built index keeps a dict entry (and a list slot or two) for every term
+        and id, several times what a small tenant's text takes; its export is
+        a few sorted blobs and arrays, and holds the norms and session links a
+        first recall computes anyway. Equivalent for every read and write.
+        """
+        with self.lock:
+            arrays = self.export().arrays
+        return TenantIndex.restore(self.tenant, {n: Section.of(a, n) for n, a in arrays.items()})
+
     @classmethod
     def restore(cls, tenant: str, sections: Mapping[str, Section]) -> TenantIndex:
         """The index `export` described, reading its sections in place (mapped, not copied).

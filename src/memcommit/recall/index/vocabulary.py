@@ -16,7 +16,7 @@ import numpy as np
 
 from memcommit.recall.index.blobs import Sorted, Strings, encode
 from memcommit.recall.index.sections import Section
-from memcommit.recall.index.sizes import ENTRY, OBJECT, SLOT
+from memcommit.recall.index.sizes import ENTRY, LIST, OBJECT, SLOT
 from memcommit.recall.index.stem import stem
 
 #: The arrays of a vocabulary in a snapshot (see `Vocabulary.export`).
@@ -58,7 +58,7 @@ class Vocabulary:
             parts = (self._stem_of, self._stem_ptr, self._stem_terms)
             stored = self._terms.nbytes() + self._stems.nbytes() + sum(p.nbytes() for p in parts)
         added = len(self._added) * 2 * SLOT + len(self._added_stems) * SLOT
-        stems = (len(self._stem_codes) + len(self._by_stem)) * ENTRY + len(self._by_stem) * OBJECT
+        stems = (len(self._stem_codes) + len(self._by_stem)) * ENTRY + len(self._by_stem) * LIST
         return OBJECT + stored + len(self._ids) * ENTRY + added + stems
 
     def get(self, term: str) -> int | None:
