@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import random
 import tracemalloc
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -209,3 +210,50 @@ def test_small_commits_add_up_to_a_kept_snapshot(make_store, now, keep_after):
     reader = make_store("steps.db")
     ranked(reader, "t", "alpha", now)
     assert store_index(reader).opened["t"] == "loaded, caught up 10 memories"
+
+
+def test_an_imported_store_opens_its_snapshots_at_once(tmp_path, now):
+    """Rows written below the Store (import) are indexed once at the end of the command."""
+    from click.testing import CliRunner
+
+    from memcommit.cli import main
+
+    with memcommit.open(tmp_path / "source.db") as source:
+        fill(source, now, ["a", "b"])
+    runner = CliRunner()
+    backup = tmp_path / "backup.jsonl"
+    for args in (["export", str(backup)], ["import", str(backup)]):
+        target = "source.db" if args[0] == "export" else "restored.db"
+        done = runner.invoke(main, [*args, "--store", str(tmp_path / target)])
+        assert done.exit_code == 0, done.output
+    with memcommit.open(tmp_path / "restored.db") as restored:
+        for tenant in ("a", "b"):
+            assert (index_dir(restored) / snapshot_name(tenant)).exists()
+            assert ranked(restored, tenant, "alpha deploy", now)
+        assert store_index(restored).opened == {
+            "a": "loaded, caught up 0 memories",
+            "b": "loaded, caught up 0 memories",
+        }
+
+
+@pytest.mark.postgres
+def test_a_migrated_store_opens_its_snapshots_at_once(tmp_path, now, postgres_server):
+    from click.testing import CliRunner
+
+    from memcommit.cli import main
+
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    url = f"{postgres_server}?schema={schema}"
+    with memcommit.open(tmp_path / "source.db") as source:
+        fill(source, now, ["a"])
+    try:
+        done = CliRunner().invoke(main, ["migrate", str(tmp_path / "source.db"), url])
+        assert done.exit_code == 0, done.output
+        with memcommit.open(postgres_server, schema=schema) as copied:
+            assert ranked(copied, "a", "alpha deploy", now)
+            assert store_index(copied).opened == {"a": "loaded, caught up 0 memories"}
+    finally:
+        import psycopg
+
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

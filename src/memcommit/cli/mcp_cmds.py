@@ -8,7 +8,13 @@ import sys
 
 import click
 
-from memcommit.cli.app import handle_errors, main, store_option, tenant_option
+from memcommit.cli.app import (
+    handle_errors,
+    main,
+    recall_cache_option,
+    store_option,
+    tenant_option,
+)
 
 DEFAULT_PORT = 8765
 
@@ -24,8 +30,11 @@ DEFAULT_PORT = 8765
     show_default=True,
     help="Port for --http (always on 127.0.0.1); 0 picks a free one.",
 )
+@recall_cache_option
 @handle_errors
-def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
+def mcp_command(
+    store_target: str, tenant: str, http: bool, port: int, recall_cache_mb: int
+) -> None:
     """Serve the store to agents as an MCP server (stdio, or HTTP on loopback).
 
     The server sees --tenant only: its tools cannot choose another.
@@ -52,7 +61,13 @@ def mcp_command(store_target: str, tenant: str, http: bool, port: int) -> None:
             err=True,
         )
         signal.signal(signal.SIGINT, _stop_at_once)
-    serve(store_target, tenant=tenant, http=http, port=port)
+    serve(
+        store_target,
+        tenant=tenant,
+        http=http,
+        port=port,
+        recall_cache_bytes=recall_cache_mb * 2**20,
+    )
 
 
 def _stop_at_once(signum: int, frame: object) -> None:

@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 import memcommit
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
 from memcommit.interfaces.agent import TOOLS, AgentMemory
-from memcommit.store import StoreLike
+from memcommit.store import DEFAULT_RECALL_CACHE_BYTES, StoreLike
 
 INSTRUCTIONS = """\
 This server is your long-term memory (memcommit). Before a task, call `recall` with
@@ -145,9 +145,19 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
     return server
 
 
-def serve(target: str, *, tenant: str, http: bool = False, port: int = 8765) -> None:
-    """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback."""
-    store = memcommit.open(target)
+def serve(
+    target: str,
+    *,
+    tenant: str,
+    http: bool = False,
+    port: int = 8765,
+    recall_cache_bytes: int = DEFAULT_RECALL_CACHE_BYTES,
+) -> None:
+    """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback.
+
+    ``recall_cache_bytes``: the budget of recall's tenant indexes (`memcommit.open`).
+    """
+    store = memcommit.open(target, recall_cache_bytes=recall_cache_bytes)
     try:
         server = create_server(store, tenant)
         if http:

@@ -172,9 +172,14 @@ class StoreIndex:
         with self.lock:
             self._on_commit(commit)
             for tenant in tenants:
-                self.index(tenant)
-                if self._saved.get(tenant) != self.seen:
-                    self.save(tenant)
+                self.keep(tenant)
+
+    def keep(self, tenant: str) -> None:
+        """Open ``tenant`` and write its snapshot, unless opening it wrote one this current."""
+        with self.lock:
+            self.index(tenant)
+            if self._saved.get(tenant) != self.seen:
+                self.save(tenant)
 
     def _path(self, tenant: str) -> Path | None:
         directory = self.directory
@@ -439,6 +444,29 @@ def erase_purged(store: StoreLike, commit: Commit) -> None:
 def keep_current(store: StoreLike, commit: Commit, tenants: list[str]) -> None:
     """The writer's upkeep (`memcommit.upkeep`): ``tenants``' snapshots brought up to ``commit``."""
     store_index(store).keep_current(commit, tenants)
+
+
+def prepare(store: StoreLike, progress: Progress | None = None) -> list[str]:
+    """Write a current snapshot of every tenant of ``store`` big enough to keep one; their names.
+
+    For rows written below the Store (`memcommit.store.transfer.import_jsonl`,
+    `memcommit.store.migrate`), which no commit hook hears of: run once at the
+    end (``memcommit import`` and ``migrate`` do), so the first recall of a
+    fresh process opens a snapshot instead of building. Tenants are opened one
+    at a time and let go after (memory stays one tenant's index).
+    """
+    live = store_index(store)
+    kept = []
+    for tenant in store.tenants():
+        if len(store.find(tenant=tenant, live=False, limit=SNAPSHOT_MIN)) < SNAPSHOT_MIN:
+            continue
+        with live.lock, reporting(store, progress):
+            held = tenant in live.tenants
+            live.keep(tenant)
+            if not held:
+                live.tenants.pop(tenant)
+        kept.append(tenant)
+    return kept
 
 
 def index_dir(store: StoreLike) -> Path | None:
