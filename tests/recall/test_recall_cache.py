@@ -257,3 +257,10 @@ def test_a_migrated_store_opens_its_snapshots_at_once(tmp_path, now, postgres_se
 
         with psycopg.connect(postgres_server, autocommit=True) as admin:
             admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_store_in_memory_keeps_nothing_current(now, keep_after):
+    store = memcommit.open(":memory:")
+    fill(store, now, ["t"], count=keep_after)
+    assert not store_index(store).tenants  # nothing built for a snapshot it could not keep
+    assert ranked(store, "t", "alpha", now)

@@ -442,8 +442,13 @@ def erase_purged(store: StoreLike, commit: Commit) -> None:
 
 
 def keep_current(store: StoreLike, commit: Commit, tenants: list[str]) -> None:
-    """The writer's upkeep (`memcommit.upkeep`): ``tenants``' snapshots brought up to ``commit``."""
-    store_index(store).keep_current(commit, tenants)
+    """The writer's upkeep (`memcommit.upkeep`): ``tenants``' snapshots brought up to ``commit``.
+
+    A store that keeps no snapshot (in memory) is left alone: nothing to keep current.
+    """
+    live = store_index(store)
+    if live.directory is not None:
+        live.keep_current(commit, tenants)
 
 
 def prepare(store: StoreLike, progress: Progress | None = None) -> list[str]:
