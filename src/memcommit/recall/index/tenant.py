@@ -234,10 +234,9 @@ class TenantIndex:
     def compacted(self) -> TenantIndex:
         """This index as a snapshot would restore it, in memory: arrays, no dicts of terms.
 
-        A built index keeps a dict entry (and a list slot or two) for every term
-        and id, several times what a small tenant's text takes; its export is
-        a few sorted blobs and arrays, and holds the norms and session links a
-        first recall computes anyway. Equivalent for every read and write.
+        A built index keeps dict entries for every term and id; its export is a
+        few sorted blobs and arrays (with the norms and session links a first
+        recall computes anyway). Equivalent for every read and write.
         """
         with self.lock:
             arrays = self.export().arrays
@@ -276,23 +275,8 @@ class TenantIndex:
             parts = [column.nbytes() for column in self.columns.values()]
             parts += [codes.nbytes() for codes in self.tables.values()]
             parts += [self.ids.nbytes(), self.inverted.nbytes(), self.norm_cache.nbytes()]
-            parts += [self.vocabulary.nbytes(), self._memo_bytes, self._derived_bytes()]
+            parts += [self.vocabulary.nbytes(), self._memo_bytes, _derived_bytes(self)]
             return OBJECT * 4 + sum(parts)
-
-    def _derived_bytes(self) -> int:
-        """What the derived parts hold: lengths, links, session sizes, latest per key, snapshot."""
-        held = 0
-        if self._lengths is not None:
-            held += array_bytes(self._lengths[1])
-        if self._links is not None:
-            held += self._links[1].nbytes() + self._links[2].nbytes()
-        if self._session_sizes is not None:
-            held += array_bytes(self._session_sizes[1])
-        if self._keys is not None:
-            held += sum(len(members) for members in self._keys.members.values()) * ENTRY
-        if self._snapshot is not None:
-            held += self._snapshot.nbytes()
-        return held
 
     # ── reads ───────────────────────────────────────────────────────────────
 
@@ -414,6 +398,22 @@ class TenantIndex:
                 sizes = np.bincount(session[session >= 0], minlength=len(self.sessions.values))
                 self._session_sizes = (self.generation, sizes)
             return self._session_sizes[1]
+
+
+def _derived_bytes(index: TenantIndex) -> int:
+    """What an index's derived parts hold: lengths, links, session sizes, keys, snapshot."""
+    held = 0
+    if index._lengths is not None:
+        held += array_bytes(index._lengths[1])
+    if index._links is not None:
+        held += index._links[1].nbytes() + index._links[2].nbytes()
+    if index._session_sizes is not None:
+        held += array_bytes(index._session_sizes[1])
+    if index._keys is not None:
+        held += sum(len(members) for members in index._keys.members.values()) * ENTRY
+    if index._snapshot is not None:
+        held += index._snapshot.nbytes()
+    return held
 
 
 def _result_bytes(value: object) -> int:
