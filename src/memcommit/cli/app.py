@@ -250,7 +250,7 @@ def recall_cache_option(fn: Callable) -> Callable:
         "--recall-cache",
         "recall_cache_mb",
         type=click.IntRange(1, 2**40),
-        default=128,
+        default=64,
         show_default=True,
         help="MB of tenant indexes recall keeps in memory; the least recently used go first.",
     )(fn)

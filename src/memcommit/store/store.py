@@ -22,7 +22,7 @@ from memcommit.store.tenant import TenantView
 from memcommit.store.verify import VerifyReport, Witness
 
 #: The default byte budget of a store's recall index cache in one process (`open`).
-DEFAULT_RECALL_CACHE_BYTES = 128 * 2**20
+DEFAULT_RECALL_CACHE_BYTES = 64 * 2**20
 
 
 def open(
