@@ -18,6 +18,11 @@ Every latency is measured in a FRESH process (a child of this script):
 - commits: a one-memory commit with the live index subscribed vs without, and
   1,000 adds indexed (the work a commit's hook does) plus the next query.
 - ``memcommit recall`` CLI wall time, end to end.
+- never recalled: the same texts written through the API in bulk commits of
+  20,000 by a child process that never recalls (the writer keeps the tenant's
+  snapshot current: `memcommit.upkeep`), then cold and warm as above; and one
+  bulk commit of 20,000 into a new store with that upkeep and without it
+  (``KEEP_AFTER`` out of reach: nothing indexed, as before it), alternating.
 
 Built stores and peer indexes are cached under ``--cache`` (default
 ``~/.cache/memcommit-bench``), so reruns only measure. memcommit's modules are
@@ -131,7 +136,11 @@ def queries(texts: list[str], count: int, seed: int = 11) -> list[str]:
 
 
 def build_store(path: Path, texts: list[str], session_size: int) -> None:
-    """The store through the public API (bulk commits), then one recall to index it."""
+    """The store through the public API (bulk commits), then one recall in the same process.
+
+    The commits keep the tenant's snapshot current as they land (`memcommit.upkeep`),
+    so "stored" includes that, and the recall after them only reads what it kept.
+    """
     import memcommit
 
     if (path.parent / (path.name + ".done")).exists():
@@ -152,7 +161,9 @@ def build_store(path: Path, texts: list[str], session_size: int) -> None:
         start = time.perf_counter()
         store.recall("warm up", tenant=TENANT, max_records=10)
         indexed = time.perf_counter() - start
-    print(f"  built {path.name}: stored in {stored:.0f} s, indexed in {indexed:.1f} s", flush=True)
+    print(
+        f"  built {path.name}: stored in {stored:.0f} s, first recall {indexed:.1f} s", flush=True
+    )
     (path.parent / (path.name + ".done")).write_text(json.dumps([stored, indexed]))
 
 
@@ -301,6 +312,44 @@ def child_commits(store: str, other: str, texts: list[str]) -> dict:
     }
 
 
+WRITER_BATCH = 20_000
+
+
+def child_write(path: str, n: int) -> dict:
+    """The corpus through the API in bulk commits of 20,000, by a process that never recalls."""
+    import memcommit
+
+    texts, times = corpus(n), []
+    with memcommit.open(path) as store:
+        for first in range(0, n, WRITER_BATCH):
+            start = time.perf_counter()
+            with store.commit(message=f"bulk {first}", now=NOW) as tx:
+                for i in range(first, min(first + WRITER_BATCH, n)):
+                    tx.add(texts[i], tenant=TENANT)
+            times.append(time.perf_counter() - start)
+    return {"commits": times}
+
+
+def child_bulk(work: str, n: int) -> dict:
+    """One bulk commit of 20,000 into new stores, with the writer's upkeep and without it."""
+    import memcommit
+    from memcommit import upkeep
+
+    texts = corpus(n)[:WRITER_BATCH]
+    kept, plain = [], []
+    for trial in range(3):
+        for keep, times in ((True, kept), (False, plain)):
+            path = Path(work) / f"bulk-{trial}-{keep}.db"
+            upkeep.KEEP_AFTER = 1_000 if keep else 2**62
+            with memcommit.open(path) as store:
+                start = time.perf_counter()
+                with store.commit(message="bulk", now=NOW) as tx:
+                    for text in texts:
+                        tx.add(text, tenant=TENANT)
+                times.append(time.perf_counter() - start)
+    return {"kept": statistics.median(kept), "plain": statistics.median(plain)}
+
+
 def run_child(args: argparse.Namespace) -> None:
     payload = json.loads(Path(args.child_input).read_text())
     kind = payload["kind"]
@@ -310,6 +359,10 @@ def run_child(args: argparse.Namespace) -> None:
         result = child_tantivy(payload["path"], payload["queries"])
     elif kind == "fts5":
         result = child_fts5(payload["path"], payload["queries"])
+    elif kind == "write":
+        result = child_write(payload["path"], payload["n"])
+    elif kind == "bulk":
+        result = child_bulk(payload["folder"], payload["n"])
     else:
         result = child_commits(payload["path"], payload["other"], payload["texts"])
     print(json.dumps(result))
@@ -373,7 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--processes", type=int, default=5, help="fresh processes for cold")
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "memcommit-bench"))
-    parser.add_argument("--skip", default="", help="comma-separated: tantivy,fts5,commits")
+    parser.add_argument(
+        "--skip", default="", help="comma-separated: tantivy,fts5,commits,never-recalled"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child-input", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -395,6 +450,12 @@ def main(argv: list[str] | None = None) -> int:
         sessions = cache / f"sessions-{size}.db"
         build_store(sessions, texts, size)
         variants.append((f"sessions of {size:,}", sessions))
+    never = cache / "never-recalled.db"
+    if "never-recalled" not in skip and not never.with_name(never.name + ".done").exists():
+        for leftover in cache.glob(never.name + "*"):
+            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+        written = measure("write", cache, path=str(never), n=n)["commits"]
+        never.with_name(never.name + ".done").write_text(json.dumps(written))
     if "tantivy" not in skip:
         build_tantivy(cache / "tantivy", texts)
     if "fts5" not in skip:
@@ -408,6 +469,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             rows.append((f"memcommit {scorer}, {label}", result))
             print(f"  measured memcommit {scorer}, {label}", flush=True)
+    if "never-recalled" not in skip:
+        result = cold_and_warm(
+            "memcommit", work, args.processes, qs, path=str(never), scorer="memory"
+        )
+        rows.append(("memcommit memory, never recalled", result))
     if "tantivy" not in skip:
         result = cold_and_warm("tantivy", work, args.processes, qs, path=str(cache / "tantivy"))
         rows.append(("tantivy top-10", result))
@@ -435,9 +501,22 @@ def main(argv: list[str] | None = None) -> int:
         f"\nimport memcommit {ours['import_ms']:.0f} ms; RSS after one recall "
         f"{ours['rss_mb']:.0f} MB; index snapshot on disk {snapshot / 2**20:.0f} MB "
         f"(store file {plain.stat().st_size / 2**20:.0f} MB); built through the API in "
-        f"{stored:.0f} s, first index build {indexed:.1f} s (both timed when the cache was "
+        f"{stored:.0f} s (snapshot kept current by the commits), the writer's first recall "
+        f"{indexed:.1f} s (both timed when the cache was "
         "built, by the code of that day: delete it to time them again)"
     )
+    if "never-recalled" not in skip:
+        written = json.loads(never.with_name(never.name + ".done").read_text())
+        bulk = measure("bulk", work, folder=str(work), n=n)
+        print(
+            f"written by a process that never recalled, bulk commits of {WRITER_BATCH:,}: "
+            f"{sum(written):.0f} s in all (each {min(written):.1f}-{max(written):.1f} s, its "
+            "snapshot kept current at each end; timed when the cache was built); first "
+            f"recall in a fresh process {peers['memcommit memory, never recalled']['cold_ms']:.0f}"
+            f" ms. One bulk commit of {WRITER_BATCH:,} into a new store, medians of 3: "
+            f"{bulk['plain']:.2f} s nothing kept, {bulk['kept']:.2f} s with its snapshot "
+            f"kept ({bulk['kept'] / bulk['plain']:.2f}x)"
+        )
     walls = [cli_wall(plain, q) for q in qs[:3]]
     print(f"memcommit recall CLI, end to end: {statistics.median(walls):.2f} s (median of 3)")
     if "commits" not in skip:

@@ -21,9 +21,16 @@ FIXED_NOW = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
 @pytest.fixture(autouse=True)
 def recall_snapshots(tmp_path_factory, monkeypatch):
-    """Recall's index snapshots go under this test's own directory, never the user's cache."""
+    """Recall's index snapshots go under this test's own directory, never the user's cache.
+
+    Every tenant keeps a snapshot, however small (`live.SNAPSHOT_MIN` is 1 here),
+    so the tests of snapshots, their checks and their erasure run on the small
+    stores tests make; tests/recall/test_recall_cache.py holds the real threshold.
+    """
     directory = tmp_path_factory.mktemp("recall-snapshots")
     monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(directory))
+    live = importlib.import_module("memcommit.recall.index.live")
+    monkeypatch.setattr(live, "SNAPSHOT_MIN", 1)
     return directory
 
 

@@ -147,10 +147,16 @@ def _erase_purged(store: Store, commit: Commit) -> None:
     _load("memcommit.recall.index.live").erase_purged(store, commit)
 
 
+def _keep_snapshots(store: Store, commit: Commit) -> None:
+    """After a commit, a tenant it brought far past its snapshot has the snapshot written again."""
+    _load("memcommit.upkeep").after_commit(store, commit)
+
+
 # ``store.recall(...)`` and ``view.recall(...)``: the store sits below recall and never imports
 # it, so the one call that goes up is connected here, where both layers are known.
 StoreApi.connect_recall(_recall)
 Store.connect_purge(_erase_purged)
+Store.connect_landed(_keep_snapshots)
 
 __all__ = [
     "ARC",

@@ -51,9 +51,18 @@ def leftovers(directory: Path) -> list[Path]:
     return sorted(directory.rglob("*.tmp"))
 
 
+SMALL_SNAPSHOTS = (
+    'import importlib; importlib.import_module("memcommit.recall.index.live").SNAPSHOT_MIN = 1\n'
+)
+
+
 def python(code: str, *args: str, env: dict[str, str] | None = None, user: bool = False):
-    """Run ``code`` in a fresh interpreter on this source tree (as uid 65534 when ``user``)."""
-    command = [sys.executable, "-c", textwrap.dedent(code), *args]
+    """Run ``code`` in a fresh interpreter on this source tree (as uid 65534 when ``user``).
+
+    Its tenants keep snapshots however small, as in this process (conftest's
+    ``recall_snapshots``).
+    """
+    command = [sys.executable, "-c", SMALL_SNAPSHOTS + textwrap.dedent(code), *args]
     paths = os.pathsep.join([SRC, sysconfig.get_paths()["purelib"]])
     full = {**os.environ, "PYTHONPATH": paths, **(env or {})}
     if user:

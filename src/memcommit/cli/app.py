@@ -272,6 +272,18 @@ def tenant_option(fn: Callable) -> Callable:
     )(fn)
 
 
+def recall_cache_option(fn: Callable) -> Callable:
+    """Add ``--recall-cache`` (MB) to long-running servers: ``open(recall_cache_bytes=)``."""
+    return click.option(
+        "--recall-cache",
+        "recall_cache_mb",
+        type=click.IntRange(1, 2**40),
+        default=64,
+        show_default=True,
+        help="MB of tenant indexes recall keeps in memory; the least recently used go first.",
+    )(fn)
+
+
 def all_tenants_option(fn: Callable) -> Callable:
     """Add ``--all-tenants`` to maintenance commands that may run over the whole store."""
     return click.option(

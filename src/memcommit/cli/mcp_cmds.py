@@ -13,7 +13,13 @@ import sys
 import click
 from click.core import ParameterSource
 
-from memcommit.cli.app import handle_errors, main, store_option, tenant_option
+from memcommit.cli.app import (
+    handle_errors,
+    main,
+    recall_cache_option,
+    store_option,
+    tenant_option,
+)
 from memcommit.cli.opening import embedder_asked
 
 DEFAULT_PORT = 8765
@@ -43,11 +49,12 @@ LOOPBACK = "127.0.0.1"
     show_default=True,
     help="Port for --http or --tokens; 0 picks a free one.",
 )
+@recall_cache_option
 @click.pass_context
 @handle_errors
 def mcp_command(
     ctx: click.Context, store_target: str, tenant: str, http: bool, tokens: bool, host: str,
-    port: int,
+    port: int, recall_cache_mb: int,
 ) -> None:  # fmt: skip
     """Serve the store to agents as an MCP server (stdio, or HTTP on loopback).
 
@@ -92,7 +99,14 @@ def mcp_command(
             err=True,
         )
         signal.signal(signal.SIGINT, _stop_at_once)
-    serve(store_target, tenant=tenant, http=http, port=port, embedder=embedder_asked())
+    serve(
+        store_target,
+        tenant=tenant,
+        http=http,
+        port=port,
+        embedder=embedder_asked(),
+        recall_cache_bytes=recall_cache_mb * 2**20,
+    )
 
 
 def _stop_at_once(signum: int, frame: object) -> None:

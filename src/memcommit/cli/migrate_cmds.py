@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from memcommit.cli.app import console, handle_errors, json_option, main, print_json
-from memcommit.cli.opening import require_file
-from memcommit.cli.progress import phase_bars
+from memcommit.cli.opening import open_store, require_file
+from memcommit.cli.progress import phase_bars, progress_bar
 from memcommit.store.backends import scheme_of
 
 _PHASES = {"copy": "copying commits", "verify": "verifying memories"}
@@ -30,12 +30,15 @@ def migrate_command(source: str, target: str, as_json: bool) -> None:
 
         memcommit migrate agent.db "postgresql://localhost/memory?schema=agents"
     """
+    from memcommit.recall.index.live import prepare
     from memcommit.store.migrate import migrate
 
     require_file(source, field="source")
     reading = {"read_only": True} if scheme_of(source) == "postgresql" else None
     with phase_bars(_PHASES, as_json=as_json) as progress:
         report = migrate(source, target, progress=progress, source_options=reading)
+    with open_store(target) as copied, progress_bar("indexing", as_json=as_json) as indexing:
+        prepare(copied, indexing)  # the first recall of a fresh process opens a snapshot
     if as_json:
         print_json(report)
         return

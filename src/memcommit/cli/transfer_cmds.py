@@ -76,6 +76,7 @@ def import_command(input_path: str, expect: str | None, store_target: str, as_js
 
 
 def _import(store_target: str, source, *, as_json: bool, expect: str | None = None) -> None:
+    from memcommit.recall.index.live import prepare
     from memcommit.store.transfer import import_jsonl
 
     store = open_store(store_target, create=True)
@@ -87,6 +88,8 @@ def _import(store_target: str, source, *, as_json: bool, expect: str | None = No
             )
         with progress_bar("importing", as_json=as_json) as progress:
             summary = import_jsonl(store, source, progress=progress, expect=expect)
+        with progress_bar("indexing", as_json=as_json) as progress:
+            prepare(store, progress)  # the first recall of a fresh process opens a snapshot
     finally:
         store.close()
     _report("imported", summary, as_json=as_json, to_stderr=False)

@@ -30,7 +30,7 @@ from memcommit.errors import InvalidInput, MemcommitError, NotFound
 from memcommit.interfaces.agent import TOOLS, AgentMemory
 from memcommit.interfaces.mcp_prompts import add_prompts
 from memcommit.interfaces.mcp_watch import MEMORY, RECENT, WORKING, Watch
-from memcommit.store import StoreLike
+from memcommit.store import DEFAULT_RECALL_CACHE_BYTES, StoreLike
 
 INSTRUCTIONS = """\
 This server is your long-term memory (memcommit). Before a task, call `recall` with
@@ -180,13 +180,15 @@ def serve(
     http: bool = False,
     port: int = 8765,
     embedder: str | Embedder | None = None,
+    recall_cache_bytes: int = DEFAULT_RECALL_CACHE_BYTES,
 ) -> None:
     """Open the store at ``target`` and serve it over stdio, or streamable HTTP on loopback.
 
     ``embedder`` (a name such as ``"local"``, or an embedder) opens the store with it:
     what the tools remember is embedded, and recall ranks by meaning too.
+    ``recall_cache_bytes``: the budget of recall's tenant indexes (`memcommit.open`).
     """
-    store = memcommit.open(target, embedder=embedder)
+    store = memcommit.open(target, embedder=embedder, recall_cache_bytes=recall_cache_bytes)
     try:
         server = create_server(store, tenant)
         if http:

@@ -13,12 +13,13 @@ from memcommit.store.backends.problems import Problem
 from memcommit.store.check import CheckReport
 from memcommit.store.embeddings import EmbedReport, StoredVectors
 from memcommit.store.protocols import CommitRef, StoreLike, TenantViewLike, ViewLike
-from memcommit.store.store import Store, open
+from memcommit.store.store import DEFAULT_RECALL_CACHE_BYTES, Store, open
 from memcommit.store.tenant import TenantView
 from memcommit.store.transaction import Transaction
 from memcommit.store.verify import VerifyReport, Witness
 
 __all__ = [
+    "DEFAULT_RECALL_CACHE_BYTES",
     "Backend",
     "Batch",
     "CheckReport",

@@ -23,6 +23,9 @@ from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.tenant import TenantView
 from memcommit.store.verify import VerifyReport, Witness
 
+#: The default byte budget of a store's recall index cache in one process (`open`).
+DEFAULT_RECALL_CACHE_BYTES = 64 * 2**20
+
 
 def open(
     target: Any = "memcommit.db",
@@ -30,6 +33,7 @@ def open(
     clock: Callable[[], datetime] | None = None,
     max_content_bytes: int = v.DEFAULT_MAX_CONTENT_BYTES,
     embedder: str | Embedder | None = None,
+    recall_cache_bytes: int = DEFAULT_RECALL_CACHE_BYTES,
     **options: Any,
 ) -> Store:
     """Open (creating and migrating if needed) the store at ``target``.
@@ -47,20 +51,28 @@ def open(
     an `memcommit.embedding.Embedder`) makes every commit embed what it adds, right
     after it lands, and recall rank by meaning too (docs/embeddings.md); a store
     holding vectors of another size under the embedder's name is refused.
+    ``recall_cache_bytes`` bounds the memory this process spends on the store's
+    tenant indexes: past it, the least recently recalled tenants are let go
+    (reopened from their snapshot or the store when next recalled; docs/recall.md,
+    "Many tenants").
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")
     if not v.count("max_content_bytes", max_content_bytes, optional=False):
         raise InvalidInput("max_content_bytes", max_content_bytes, "must be at least 1")
+    if not v.count("recall_cache_bytes", recall_cache_bytes, optional=False):
+        raise InvalidInput("recall_cache_bytes", recall_cache_bytes, "must be at least 1")
     chosen = None if embedder is None else resolve(embedder)
     backend = open_backend(target, **options)
     try:
         if chosen is not None:
             embeddings.check_dims(backend, chosen)
-        return Store(backend, clock=clock, max_content_bytes=max_content_bytes, embedder=chosen)
+        store = Store(backend, clock=clock, max_content_bytes=max_content_bytes, embedder=chosen)
     except BaseException:
         backend.close()
         raise
+    store.recall_cache_bytes = recall_cache_bytes
+    return store
 
 
 class Store(StoreApi):
@@ -82,7 +94,10 @@ class Store(StoreApi):
             backend, clock=clock, max_content_bytes=max_content_bytes, embedder=embedder
         )
         self._only = None
+        #: The byte budget of this store's recall index cache in this process (see `open`).
+        self.recall_cache_bytes = DEFAULT_RECALL_CACHE_BYTES
         self._core.subscribe(self._after_purge, None)
+        self._core.subscribe(self._after_landed, None)
 
     #: ``fn(store, commit)`` after each landed commit that purged a memory: derived data
     #: kept outside the store (recall's index snapshots) erases it too. Connected by the
@@ -94,6 +109,21 @@ class Store(StoreApi):
         """Call ``fn(store, commit)`` after every landed commit that purged memories."""
         if fn not in Store._purge_hooks:
             Store._purge_hooks.append(fn)
+
+    #: ``fn(store, commit)`` after each commit this Store lands: derived data kept outside
+    #: the store (recall's snapshots) kept current by the writer. Connected by the package top.
+    _landed_hooks: ClassVar[list[Callable[[Store, Commit], object]]] = []
+
+    @staticmethod
+    def connect_landed(fn: Callable[[Store, Commit], object]) -> None:
+        """Call ``fn(store, commit)`` after every commit a Store lands (``written`` answers)."""
+        if fn not in Store._landed_hooks:
+            Store._landed_hooks.append(fn)
+
+    def _after_landed(self, commit: Commit) -> None:
+        """Tell the landed hooks (`connect_landed`) of a commit this Store landed."""
+        for hook in Store._landed_hooks:
+            hook(self, commit)
 
     def written(self, commit: Commit) -> Sequence[Memory] | None:
         """The memory versions ``commit`` wrote, while this Store runs its hooks.

@@ -12,6 +12,7 @@
     sections, blobs a snapshot's arrays checked a block at a time; strings read in place
     persist         the snapshot file: stamped, mapped on open, written atomically
     files           the snapshot folder's files: atomic writes, killed writers' leftovers, erasure
+    cache, sizes    the open tenants within a byte budget (least recent out); what each holds
     live            a store's live index: tenants opened once, caught up, saved, erased on purge
 
 Nothing here ranks or packs, and nothing imports the scoring or pipeline wings:

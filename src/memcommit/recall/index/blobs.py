@@ -24,6 +24,7 @@ from typing import Any, overload
 import numpy as np
 
 from memcommit.recall.index.sections import Section
+from memcommit.recall.index.sizes import ENTRY, OBJECT, SLOT
 
 #: Stored ids a `DocIds` keeps decoded (then it starts again).
 _RECENT = 1 << 14
@@ -61,6 +62,10 @@ class Strings:
 
     def __len__(self) -> int:
         return len(self.starts) - 1
+
+    def nbytes(self) -> int:
+        """The blob and its offsets."""
+        return self.blob.nbytes() + self.starts.nbytes()
 
     def raw(self, position: int) -> bytes:
         """The UTF-8 bytes of string ``position``."""
@@ -100,6 +105,11 @@ class Sorted:
 
     def __getitem__(self, position: int) -> str:
         return self.strings[position]
+
+    def nbytes(self) -> int:
+        """The strings, their lookups so far (or their dict) and the bytes copied to bisect."""
+        copied = len(self._table[0]) if self._table is not None else 0
+        return OBJECT + self.strings.nbytes() + len(self._found) * ENTRY + copied
 
     def find(self, text: str) -> int | None:
         """The position of ``text``, or None."""
@@ -178,6 +188,15 @@ class DocIds(Sequence[str]):
 
     def __iter__(self) -> Iterator[str]:
         return (self[doc] for doc in range(len(self)))
+
+    def nbytes(self) -> int:
+        """The stored ids (with their order), the ids added since and what lookups keep."""
+        stored = self._stored.nbytes() if self._stored is not None else 0
+        order = self._order.nbytes() if self._order is not None else 0
+        ranks = int(self._ranks.nbytes) if self._ranks is not None else 0
+        decoded = len(self._found) * ENTRY if self._found is not None else 0
+        kept = (len(self._newest) + len(self._recent)) * ENTRY + len(self._added) * SLOT
+        return OBJECT + stored + order + ranks + decoded + kept
 
     @classmethod
     def packed(cls, blob: np.ndarray, starts: np.ndarray, order: np.ndarray) -> DocIds:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from memcommit.recall.index.sections import Section
+from memcommit.recall.index.sizes import ENTRY, OBJECT, SLOT, array_bytes
 
 #: Microsecond sentinels for "no time": before and after every real instant.
 NO_START = np.iinfo(np.int64).min
@@ -66,7 +67,7 @@ class Column:
 
     __slots__ = ("_data", "_stored", "size")
 
-    def __init__(self, dtype: type | str, capacity: int = 256) -> None:
+    def __init__(self, dtype: type | str, capacity: int = 0) -> None:
         self._data = np.zeros(capacity, dtype=dtype)
         self._stored: Section | None = None  # adopted, not checked yet
         self.size = 0
@@ -133,6 +134,11 @@ class Column:
     def __len__(self) -> int:
         return self.size
 
+    def nbytes(self) -> int:
+        """What the column holds in memory: its buffer, or the section it adopted."""
+        held = self._stored.array if self._stored is not None else self._data
+        return OBJECT + array_bytes(held)
+
 
 class Codes:
     """Dense integer codes for strings (or other hashables); None is always -1."""
@@ -174,6 +180,10 @@ class Codes:
             found = codes[value] = len(self._values)
             self._values.append(value)
         return found
+
+    def nbytes(self) -> int:
+        """What the table holds in memory (nothing per value while not decoded yet)."""
+        return OBJECT + len(self._values) * (ENTRY + SLOT)
 
     def get(self, value: Hashable | None) -> int | None:
         """The code of ``value`` if it was ever seen (-1 for None), else None."""

@@ -42,6 +42,7 @@ import numpy as np
 from memcommit.errors import IndexDamaged, StoreClosed
 from memcommit.model import Change, Commit, Memory
 from memcommit.recall.index import files, persist, vectorfile
+from memcommit.recall.index.cache import TenantCache
 from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.persist import SnapshotRefused, Stamp
 from memcommit.recall.index.sections import Damage
@@ -55,6 +56,9 @@ CATCH_UP_LIMIT = 20_000
 RESAVE_AFTER = 1_000
 #: Memories read (and indexed) per page of a build, and between two progress reports.
 BUILD_STEP = 10_000
+#: A tenant with fewer memories keeps no snapshot file: building it from the store costs
+#: a few milliseconds, about what reading a file does, and writes nothing to disk.
+SNAPSHOT_MIN = 256
 
 #: (memories indexed so far, memories to index: None while pages of them remain to read)
 Progress = Callable[[int, int | None], None]
@@ -68,14 +72,16 @@ def indexable(memory: Memory) -> bool:
 class StoreIndex:
     """The live recall index of one store, updated by its commits; shared by its tenant views.
 
-    ``opened[tenant]`` says how each tenant was opened (and why a snapshot was
-    refused), which tests and tools can show; ``progress`` is told of builds
-    (the CLI draws it as a bar: `reporting`).
+    ``tenants`` holds the open tenants within ``budget`` bytes (`TenantCache`:
+    the least recently recalled are let go first). ``opened[tenant]`` says how
+    each open tenant was opened (and why a snapshot was refused), which tests
+    and tools can show; ``progress`` is told of builds (the CLI draws it as a
+    bar: `reporting`).
     """
 
-    def __init__(self, store: StoreLike, *, progress: Progress | None = None) -> None:
+    def __init__(self, store: StoreLike, *, budget: int, progress: Progress | None = None) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
-        self.tenants: dict[str, TenantIndex] = {}
+        self.tenants: TenantCache[TenantIndex] = TenantCache(budget, self._evicted)
         self.opened: dict[str, str] = {}
         self._damage: dict[str, Damage] = {}  # tenants opened from a snapshot: its blocks' state
         self.pending: list[str] = []  # memories of own commits, indexed at the next recall
@@ -85,6 +91,8 @@ class StoreIndex:
         self._placed = False  # the folder is chosen once the store has its first commit
         self.lock = threading.RLock()
         self.seen = store.head_seq  # every commit up to this one is in the indexes
+        self._noted = self.seen  # the newest own commit `_on_commit` took (each is taken once)
+        self._saved: dict[str, int] = {}  # tenant -> the seq its snapshot was last written at
         self.unsubscribe = store.on_commit(self._on_commit)
 
     @property
@@ -122,7 +130,15 @@ class StoreIndex:
                 self.opened[tenant] = f"built: snapshot damaged ({damage.section})"
             elif index is None:
                 index = self.tenants[tenant] = self._open(tenant)
+            self.tenants.touch(tenant)
+            self.tenants.charge(tenant)  # (what its last queries derived and keep)
             return index
+
+    def _evicted(self, tenant: str) -> None:
+        """The cache let ``tenant`` go: forget what was kept beside its index."""
+        self._damage.pop(tenant, None)
+        self.opened.pop(tenant, None)
+        self._saved.pop(tenant, None)
 
     def rebuild(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
         """Build ``tenant``'s index from the store (and write its snapshot), whatever exists."""
@@ -150,6 +166,24 @@ class StoreIndex:
                 self._discard(tenant)
                 return None
 
+    def keep_current(self, commit: Commit, tenants: list[str]) -> None:
+        """Open ``tenants`` (with ``commit``, one of this store's) and write their snapshots.
+
+        A tenant whose snapshot already reflects the newest commit (opening it
+        wrote it: built, or caught up far) is not written again.
+        """
+        with self.lock:
+            self._on_commit(commit)
+            for tenant in tenants:
+                self.keep(tenant)
+
+    def keep(self, tenant: str) -> None:
+        """Open ``tenant`` and write its snapshot, unless opening it wrote one this current."""
+        with self.lock:
+            self.index(tenant)
+            if self._saved.get(tenant) != self.seen:
+                self.save(tenant)
+
     def _path(self, tenant: str) -> Path | None:
         directory = self.directory
         return None if directory is None else directory / snapshot_name(tenant)
@@ -158,6 +192,7 @@ class StoreIndex:
         """Drop ``tenant``'s index and its snapshot file (damaged: rebuilt when next used)."""
         self.tenants.pop(tenant, None)
         self._damage.pop(tenant, None)
+        self._saved.pop(tenant, None)
         path = self._path(tenant)
         if path is not None:  # a read-only folder keeps them: refused again when next read
             for place in [path, *files.companions(path.parent, path.name)]:
@@ -177,6 +212,13 @@ class StoreIndex:
                 path = self._path(tenant)
                 if index is None or path is None or not self.seen:
                     return None
+                if len(index) < SNAPSHOT_MIN:  # rebuilt from the store: any older file goes
+                    if erasing:
+                        files.erase(path.parent, [path.name])
+                    else:
+                        for place in [path, *files.companions(path.parent, path.name)]:
+                            files.remove(place)
+                    return None
                 written = self.seen
                 first, current = self.store.commit_id(1), self.store.commit_id(written)
                 stamp = Stamp(first or "", written, current or "")
@@ -189,6 +231,7 @@ class StoreIndex:
                     return None
                 self._catch_up()
                 if self.seen == written:
+                    self._saved[tenant] = written
                     return path
 
     @staticmethod
@@ -290,9 +333,14 @@ class StoreIndex:
                 if last:
                     break
                 after = page[-1].id
+        if done < SNAPSHOT_MIN:  # kept in memory as a snapshot would hold it: a few arrays
+            self.tenants[tenant] = index = index.compacted()
+            path = self._path(tenant)
+            if path is not None:
+                files.remove(path)  # (an older snapshot: this one is rebuilt from the store)
+            return index
         self.tenants[tenant] = index
-        if done:
-            self.save(tenant)
+        self.save(tenant)
         return index
 
     def _catch_up(self) -> None:
@@ -338,6 +386,9 @@ class StoreIndex:
         changes that catching up costs more than opening again drop the indexes.
         """
         with self.lock:
+            if commit.seq <= self._noted:  # (`keep_current` may hand it over before its turn)
+                return
+            self._noted = commit.seq
             written = self.store.written(commit) if self.tenants else None
             if written is not None:  # this Store's own commit: its versions are at hand
                 self.ready += written
@@ -388,6 +439,7 @@ class StoreIndex:
                 try:
                     if _put(self.tenants[tenant], memories):
                         self._write(tenant, erasing=True)  # the purged words leave the file now
+                    self.tenants.charge(tenant)
                 except IndexDamaged:  # dropped with its snapshot; the next recall rebuilds
                     self._discard(tenant)
 
@@ -422,6 +474,39 @@ def erase_purged(store: StoreLike, commit: Commit) -> None:
     files.erase(directory, [snapshot_name(t) for t in tenants if t not in open_here])
 
 
+def keep_current(store: StoreLike, commit: Commit, tenants: list[str]) -> None:
+    """The writer's upkeep (`memcommit.upkeep`): ``tenants``' snapshots brought up to ``commit``.
+
+    A store that keeps no snapshot (in memory) is left alone: nothing to keep current.
+    """
+    live = store_index(store)
+    if live.directory is not None:
+        live.keep_current(commit, tenants)
+
+
+def prepare(store: StoreLike, progress: Progress | None = None) -> list[str]:
+    """Write a current snapshot of every tenant of ``store`` big enough to keep one; their names.
+
+    For rows written below the Store (`memcommit.store.transfer.import_jsonl`,
+    `memcommit.store.migrate`), which no commit hook hears of: run once at the
+    end (``memcommit import`` and ``migrate`` do), so the first recall of a
+    fresh process opens a snapshot instead of building. Tenants are opened one
+    at a time and let go after (memory stays one tenant's index).
+    """
+    live = store_index(store)
+    kept = []
+    for tenant in store.tenants():
+        if len(store.find(tenant=tenant, live=False, limit=SNAPSHOT_MIN)) < SNAPSHOT_MIN:
+            continue
+        with live.lock, reporting(store, progress):
+            held = tenant in live.tenants
+            live.keep(tenant)
+            if not held:
+                live.tenants.pop(tenant)
+        kept.append(tenant)
+    return kept
+
+
 def index_dir(store: StoreLike) -> Path | None:
     """This host's folder for ``store``'s recall snapshots, or None (an in-memory store keeps none).
 
@@ -452,7 +537,7 @@ def store_index(store: ViewLike) -> StoreIndex:
     with _live_lock:
         found = _live.get(whole)
         if found is None:
-            found = _live[whole] = StoreIndex(whole)
+            found = _live[whole] = StoreIndex(whole, budget=whole.recall_cache_bytes)
             weakref.finalize(whole, found.unsubscribe)
         return found
 

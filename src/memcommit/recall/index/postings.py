@@ -14,6 +14,7 @@ ones included: the tenant index masks those out (it knows which are alive).
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -22,6 +23,7 @@ import numpy as np
 
 from memcommit.recall.index.columns import Column
 from memcommit.recall.index.sections import Section
+from memcommit.recall.index.sizes import ENTRY, LIST, OBJECT, array_bytes
 from memcommit.recall.index.text import tokenize
 from memcommit.recall.index.vocabulary import Vocabulary
 
@@ -53,8 +55,8 @@ class Postings:
 
     def __init__(self) -> None:
         self.fwd_start = Column(np.int64)  # one entry per document
-        self.fwd_terms = Column(np.int32, 1024)
-        self.fwd_tf = Column(np.uint16, 1024)
+        self.fwd_terms = Column(np.int32)
+        self.fwd_tf = Column(np.uint16)
         self.df = array("i")
         self.main_ptr = np.zeros(1, dtype=np.int64)
         self.main_docs = Section.of(np.zeros(0, dtype=np.int32))
@@ -73,6 +75,9 @@ class Postings:
         ``count``: their postings and document frequencies too; a bulk build
         leaves both to `count` and `compact` when it ends.
         """
+        if not count:
+            self._append(list(texts), vocabulary)
+            return
         df, delta = self.df, self.delta
         starts: list[int] = []
         all_tids: list[int] = []
@@ -105,6 +110,39 @@ class Postings:
         self.fwd_terms.extend(all_tids)
         self.fwd_tf.extend(all_tfs)
 
+    def _append(self, texts: list[str], vocabulary: Vocabulary) -> None:
+        """`add` without postings (a bulk build): the forward lists of many documents at once.
+
+        Every text is tokenized, then its terms are counted and sorted for all
+        documents in one numpy pass: each (document, term) pair is a key sorted
+        by document, then by the term's text, as `add` sorts one document's terms.
+        New terms get their ids in the order `add` would give them (by first
+        document, then text), so the index is the same whichever path built it.
+        """
+        tokens = [tokenize(text) for text in texts]
+        flat = list(itertools.chain.from_iterable(tokens))
+        distinct = list(dict.fromkeys(flat))
+        size = max(len(distinct), 1)
+        place = {term: position for position, term in enumerate(distinct)}
+        by_text = sorted(range(len(distinct)), key=distinct.__getitem__)
+        rank = np.empty(len(distinct), dtype=np.int64)
+        rank[by_text] = np.arange(len(distinct))
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        docs = np.repeat(np.arange(len(tokens), dtype=np.int64), lengths)
+        local = np.fromiter(map(place.__getitem__, flat), dtype=np.int64, count=len(flat))
+        keys, counts = np.unique(docs * size + rank[local], return_counts=True)
+        ranks = keys % size
+        seen, first = np.unique(ranks, return_index=True)  # each term's first (document, text)
+        order = np.asarray(by_text, dtype=np.int64)[seen[np.argsort(first)]]
+        assigned = vocabulary.ids([distinct[position] for position in order.tolist()])
+        tid_of_rank = np.zeros(len(distinct), dtype=np.int64)
+        tid_of_rank[rank[order]] = assigned
+        per_doc = np.bincount(keys // size, minlength=len(tokens))
+        offset = len(self.fwd_terms)
+        self.fwd_start.extend(offset + np.cumsum(per_doc) - per_doc)
+        self.fwd_terms.extend(tid_of_rank[ranks].astype(np.int32))
+        self.fwd_tf.extend(np.minimum(counts, _TF_MAX).astype(np.uint16))
+
     def retire(self, doc: int) -> None:
         """``doc`` no longer counts in its terms' document frequencies."""
         df, start = self.df, int(self.fwd_start.data[doc])
@@ -117,6 +155,13 @@ class Postings:
         entries, _ = gathered(*self.spans(docs))
         counts = np.bincount(self.fwd_terms.data[entries], minlength=len(self.df))
         self.df = array("i", counts.astype(np.int32).tobytes())
+
+    def nbytes(self) -> int:
+        """What the forward lists, postings and frequencies hold in memory."""
+        columns = self.fwd_start.nbytes() + self.fwd_terms.nbytes() + self.fwd_tf.nbytes()
+        main = array_bytes(self.main_ptr) + self.main_docs.nbytes() + self.main_tf.nbytes()
+        delta = len(self.delta) * (ENTRY + 3 * LIST) + self.delta_size * 6  # a tuple, 2 arrays
+        return OBJECT + columns + main + delta + len(self.df) * self.df.itemsize
 
     def spans(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each of ``docs``' terms start in the forward lists, and how many it has."""

@@ -23,6 +23,7 @@ import zlib
 import numpy as np
 
 from memcommit.errors import IndexDamaged
+from memcommit.recall.index.sizes import OBJECT
 
 #: Bytes per checked block: small enough that a recall checks little more than it reads
 #: (a rare term's postings are a few hundred bytes); 64 KiB blocks made the first pass
@@ -64,6 +65,10 @@ class Section:
 
     def __len__(self) -> int:
         return len(self.array)
+
+    def nbytes(self) -> int:
+        """The array's bytes and what checking it keeps (a flag per block)."""
+        return OBJECT + int(self.array.nbytes) + len(self._passed)
 
     def whole(self) -> np.ndarray:
         """The array, every block checked."""

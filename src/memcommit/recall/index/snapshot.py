@@ -110,6 +110,14 @@ class Snapshot:
         setattr(self, name, values)
         return values
 
+    def nbytes(self) -> int:
+        """What this snapshot holds beside its index: copied columns and what it derived."""
+        held = [value for value in vars(self).values() if isinstance(value, np.ndarray)]
+        winners = self.__dict__.get("_winners")
+        if winners is not None:
+            held.append(winners[1])
+        return sum(int(array.nbytes) for array in held if array.base is None)
+
     def holds(self, now_us: int, docs: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Where ``docs`` still hold at ``now_us``: active, begun and not yet ended."""
         begun = self.valid_from[docs] <= now_us

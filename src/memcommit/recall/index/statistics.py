@@ -100,6 +100,10 @@ class Norms:
         found: np.ndarray = norms[docs]
         return found
 
+    def nbytes(self) -> int:
+        """The norms and idfs held for the current statistics."""
+        return int(self.values.nbytes) + int(self.idf.nbytes)
+
     def adopt(self, values: np.ndarray, generation: int, n_docs: int, terms: Postings) -> None:
         """Every norm of state ``generation`` at once (a snapshot's)."""
         self.values, self.generation, self._complete = values, generation, True

@@ -40,6 +40,7 @@ from memcommit.recall.index.keys import LatestPerKey
 from memcommit.recall.index.order import session_links
 from memcommit.recall.index.postings import Postings
 from memcommit.recall.index.sections import Section
+from memcommit.recall.index.sizes import ENTRY, OBJECT, array_bytes
 from memcommit.recall.index.snapshot import SECTIONS, Exported, Snapshot
 from memcommit.recall.index.statistics import Norms
 from memcommit.recall.index.vocabulary import Vocabulary
@@ -90,6 +91,7 @@ class TenantIndex:
         self._keys: LatestPerKey | None = None
         self._lengths: tuple[int, np.ndarray, float] | None = None
         self._memo: tuple[int, dict[Hashable, Any]] = (-1, {})
+        self._memo_bytes = 0  # what the memo's results hold (`_result_bytes`)
         self._links: tuple[int, Section, Section] | None = None
         self._session_sizes: tuple[int, np.ndarray] | None = None
         self._snapshot: Snapshot | None = None
@@ -237,6 +239,17 @@ class TenantIndex:
             )
             return Exported(arrays)
 
+    def compacted(self) -> TenantIndex:
+        """This index as a snapshot would restore it, in memory: arrays, no dicts of terms.
+
+        A built index keeps dict entries for every term and id; its export is a
+        few sorted blobs and arrays (with the norms and session links a first
+        recall computes anyway). Equivalent for every read and write.
+        """
+        with self.lock:
+            arrays = self.export().arrays
+        return TenantIndex.restore(self.tenant, {n: Section.of(a, n) for n, a in arrays.items()})
+
     @classmethod
     def restore(cls, tenant: str, sections: Mapping[str, Section]) -> TenantIndex:
         """The index `export` described, reading its sections in place (mapped, not copied).
@@ -257,6 +270,21 @@ class TenantIndex:
         )
         index._links = (index.generation, sections["links_before"], sections["links_after"])
         return index
+
+    # ── memory ──────────────────────────────────────────────────────────────
+
+    def nbytes(self) -> int:
+        """About what this index holds in memory (`memcommit.recall.index.sizes`).
+
+        The columns, code tables, ids, postings, norms and vocabulary, and what
+        queries derived and keep (memo, lengths, links, the latest snapshot).
+        """
+        with self.lock:
+            parts = [column.nbytes() for column in self.columns.values()]
+            parts += [codes.nbytes() for codes in self.tables.values()]
+            parts += [self.ids.nbytes(), self.inverted.nbytes(), self.norm_cache.nbytes()]
+            parts += [self.vocabulary.nbytes(), self._memo_bytes, _derived_bytes(self)]
+            return OBJECT * 4 + sum(parts)
 
     # ── reads ───────────────────────────────────────────────────────────────
 
@@ -327,14 +355,15 @@ class TenantIndex:
         """
         with self.lock:
             if self._memo[0] != self.generation:
-                self._memo = (self.generation, {})
+                self._memo, self._memo_bytes = (self.generation, {}), 0
             cache = self._memo[1]
             if key in cache:
                 found: _T = cache[key]
                 return found
             if len(cache) >= _MEMO:
-                del cache[next(iter(cache))]  # the oldest goes
+                self._memo_bytes -= _result_bytes(cache.pop(next(iter(cache))))  # the oldest goes
             value = cache[key] = compute()
+            self._memo_bytes += _result_bytes(value)
             return value
 
     def lengths(self) -> tuple[np.ndarray, float]:
@@ -377,6 +406,28 @@ class TenantIndex:
                 sizes = np.bincount(session[session >= 0], minlength=len(self.sessions.values))
                 self._session_sizes = (self.generation, sizes)
             return self._session_sizes[1]
+
+
+def _derived_bytes(index: TenantIndex) -> int:
+    """What an index's derived parts hold: lengths, links, session sizes, keys, snapshot."""
+    held = 0
+    if index._lengths is not None:
+        held += array_bytes(index._lengths[1])
+    if index._links is not None:
+        held += index._links[1].nbytes() + index._links[2].nbytes()
+    if index._session_sizes is not None:
+        held += array_bytes(index._session_sizes[1])
+    if index._keys is not None:
+        held += sum(len(members) for members in index._keys.members.values()) * ENTRY
+    if index._snapshot is not None:
+        held += index._snapshot.nbytes()
+    return held
+
+
+def _result_bytes(value: object) -> int:
+    """About what one memo result holds: its arrays (in a tuple, or alone), else one entry."""
+    parts = value if isinstance(value, tuple) else (value,)
+    return ENTRY + sum(array_bytes(part) for part in parts if isinstance(part, np.ndarray))
 
 
 class _CurrentDocs(Mapping[str, int]):

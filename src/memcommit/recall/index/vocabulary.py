@@ -16,6 +16,7 @@ import numpy as np
 
 from memcommit.recall.index.blobs import Sorted, Strings, encode
 from memcommit.recall.index.sections import Section
+from memcommit.recall.index.sizes import ENTRY, LIST, OBJECT, SLOT
 from memcommit.recall.index.stem import stem
 
 #: The arrays of a vocabulary in a snapshot (see `Vocabulary.export`).
@@ -49,6 +50,16 @@ class Vocabulary:
 
     def __contains__(self, term: object) -> bool:
         return isinstance(term, str) and self.get(term) is not None
+
+    def nbytes(self) -> int:
+        """The stored tables, and the dicts and lists of terms added or looked up since."""
+        stored = 0
+        if self._terms is not None and self._stems is not None:
+            parts = (self._stem_of, self._stem_ptr, self._stem_terms)
+            stored = self._terms.nbytes() + self._stems.nbytes() + sum(p.nbytes() for p in parts)
+        added = len(self._added) * 2 * SLOT + len(self._added_stems) * SLOT
+        stems = (len(self._stem_codes) + len(self._by_stem)) * ENTRY + len(self._by_stem) * LIST
+        return OBJECT + stored + len(self._ids) * ENTRY + added + stems
 
     def get(self, term: str) -> int | None:
         """The id of ``term`` if any document ever had it."""
@@ -88,12 +99,40 @@ class Vocabulary:
         return found
 
     def ids(self, terms: list[str]) -> list[int]:
-        """The ids of ``terms`` (each assigned on first sight): `id` for many terms at once."""
+        """The ids of ``terms`` (each assigned on first sight): `id` for many terms at once.
+
+        Terms never seen are assigned in one pass under the lock, with the
+        lookups held in locals: a tenant's first build assigns most of its terms.
+        """
         known = self._ids.get
         found = [known(term) for term in terms]
-        return [
-            self.id(term) if tid is None else tid for term, tid in zip(terms, found, strict=True)
-        ]
+        if None not in found:
+            return found  # type: ignore[return-value]  # (no None left: checked just above)
+        stored = self._terms.find if self._terms is not None else None
+        with self._lock:
+            ids, stem_codes, by_stem = self._ids, self._stem_codes, self._by_stem
+            added, added_stem_of, added_stems = self._added, self._added_stem_of, self._added_stems
+            stored_stem = self._stems.find if self._stems is not None else None
+            for position, term in enumerate(terms):
+                if found[position] is not None:
+                    continue
+                tid = ids.get(term)
+                if tid is None and stored is not None:
+                    tid = stored(term)
+                if tid is None:
+                    tid = self._first + len(added)
+                    root = stem(term)
+                    code = stem_codes.get(root)
+                    if code is None and stored_stem is not None:
+                        code = stored_stem(root)
+                    if code is None:
+                        code = stem_codes[root] = self._first_stem + len(added_stems)
+                        added_stems.append(root)
+                    added.append(term)
+                    added_stem_of.append(code)
+                    by_stem.setdefault(code, []).append(tid)
+                ids[term] = found[position] = tid
+        return found  # type: ignore[return-value]  # (every None assigned above)
 
     def _stem_code(self, text: str) -> int | None:
         found = self._stem_codes.get(text)

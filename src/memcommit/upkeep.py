@@ -1,0 +1,51 @@
+"""The writer keeps recall's snapshots current: a tenant it changed by many memories is saved.
+
+A process that writes and never recalls (a bulk commit, a writer service)
+would leave a tenant's snapshot missing or far behind, and the first recall of
+a fresh process would then build the tenant's index from the store, a pass
+over all of it (seconds at 200,000 memories). So each Store counts, per tenant,
+the memories its own commits wrote since this process last brought that
+tenant's snapshot current; when a commit takes a tenant to `KEEP_AFTER`, the
+recall layer is loaded and the tenant's index opened (from its snapshot,
+caught up, or built), given the commit and saved
+(`memcommit.recall.index.live.keep_current`). A bulk commit of thousands of
+memories is saved once, at its end; small commits load nothing, so a process
+that only writes a little never imports recall (nor numpy).
+
+A fresh process then opens the snapshot and catches up what was written after
+it (fewer than `KEEP_AFTER` memories per writing process) from the store.
+Connected to every Store by the package top (``Store.connect_landed``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import weakref
+from collections import Counter
+
+from memcommit.model import Commit
+from memcommit.store.store import Store
+
+#: Memories this process wrote into one tenant after which its snapshot is written again.
+KEEP_AFTER = 1_000
+
+_backlog: weakref.WeakKeyDictionary[Store, Counter[str]] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def after_commit(store: Store, commit: Commit) -> None:
+    """Count what ``commit`` wrote per tenant; bring the tenants it took to `KEEP_AFTER` current."""
+    written = store.written(commit)
+    if not written:
+        return
+    with _lock:
+        backlog = _backlog.setdefault(store, Counter())
+        changed = Counter(memory.tenant for memory in written)
+        backlog.update(changed)
+        due = sorted(tenant for tenant in changed if backlog[tenant] >= KEEP_AFTER)
+        for tenant in due:
+            del backlog[tenant]
+    if due:
+        live = importlib.import_module("memcommit.recall.index.live")
+        live.keep_current(store, commit, due)

@@ -1,0 +1,266 @@
+"""The tenant index cache: a byte budget that holds, answers exact whatever it let go, tenants
+apart; small tenants keep no file; a writer that never recalls keeps big tenants' snapshots
+current, so a fresh store object opens them instead of building."""
+
+from __future__ import annotations
+
+import gc
+import random
+import tracemalloc
+import uuid
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memcommit
+from memcommit import upkeep
+from memcommit.errors import InvalidInput
+from memcommit.recall import recall
+from memcommit.recall.index import live
+from memcommit.recall.index.cache import TenantCache
+from memcommit.recall.index.live import index_dir, snapshot_name, store_index
+from memcommit.recall.index.tenant import TenantIndex
+
+WORDS = ["alpha", "beta", "gamma", "deploy", "deploys", "cache", "the", "pool", "logs", "shared"]
+QUERIES = ["alpha deploy", "cache the pool", "shared logs", "gamma beta", "zeta"]
+
+
+def fill(store, now, tenants, count=12, start=0):
+    """``count`` memories in each of ``tenants``, some words shared by every tenant."""
+    with store.commit(message="fill", now=now) as tx:
+        for t, tenant in enumerate(tenants):
+            for i in range(start, start + count):
+                words = [WORDS[(i * 7 + j * 3 + t) % len(WORDS)] for j in range(2 + i % 4)]
+                tx.add(" ".join(words), id=f"{tenant}-{i}", tenant=tenant, session=f"s{i % 3}")
+
+
+def ranked(store, tenant, query, now):
+    ctx = recall(store, query, tenant=tenant, now=now, max_records=5)
+    return [(r.memory.id, r.score, r.outcome) for r in ctx.rows]
+
+
+def test_a_process_over_its_budget_lets_the_least_recent_tenants_go(make_store, now):
+    tenants = [f"t{i}" for i in range(8)]
+    fill(make_store("budget.db"), now, tenants)
+    store = make_store("budget.db", recall_cache_bytes=1)
+    store.recall("alpha", tenant="t0", now=now)
+    one = store_index(store).tenants.charged("t0")
+    budget = 3 * one + one // 2  # about three tenants
+    store = make_store("budget.db", recall_cache_bytes=budget)
+    for tenant in tenants:
+        store.recall("alpha deploy", tenant=tenant, now=now)
+    cache = store_index(store).tenants
+    assert cache.total <= budget
+    assert list(cache) == tenants[-len(cache) :] and 2 <= len(cache) < len(tenants)
+    assert cache.evicted == len(tenants) - len(cache)
+    store.recall("alpha", tenant="t0", now=now)  # let go before: opened again, the newest now
+    assert list(cache)[-1] == "t0" and "t0" in store_index(store).opened
+
+
+def test_a_tenant_bigger_than_the_budget_is_still_served_alone(make_store, now):
+    store = make_store(recall_cache_bytes=1)
+    fill(store, now, ["a", "b"])
+    for tenant in ("a", "b", "a"):
+        assert ranked(store, tenant, "alpha deploy", now)
+        assert list(store_index(store).tenants) == [tenant]
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(QUERIES), st.booleans()),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_answers_are_the_same_under_any_budget(make_store, now, steps, tmp_path, monkeypatch):
+    """Recalls and commits interleaved: a one-byte budget answers as an unbounded cache does,
+    and both (small tenants, held compacted) as indexes built and kept in their dicts."""
+    name = f"exact-{id(steps)}.db"
+    writer = make_store(name)
+    fill(writer, now, ["a", "b", "c"])
+    monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(tmp_path / f"built-{id(steps)}"))
+    built = make_store(name, recall_cache_bytes=2**40)
+    for tenant in ("a", "b", "c"):  # built and saved (SNAPSHOT_MIN is 1): held as built
+        ranked(built, tenant, "alpha", now)
+    monkeypatch.setattr(live, "SNAPSHOT_MIN", 256)
+    monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(tmp_path / f"compact-{id(steps)}"))
+    tight = make_store(name, recall_cache_bytes=1)
+    roomy = make_store(name, recall_cache_bytes=2**40)
+    for k, (tenant, query, write) in enumerate(steps):
+        if write:  # another store object's commit: caught up by all, opened or not
+            fill(writer, now + timedelta(minutes=k + 1), [tenant], count=2, start=100 + 2 * k)
+        expected = ranked(built, tenant, query, now)
+        assert ranked(tight, tenant, query, now) == expected
+        assert ranked(roomy, tenant, query, now) == expected
+    assert len(store_index(tight).tenants) == 1
+    assert store_index(roomy).opened[steps[0][0]] == "built: snapshot missing"
+
+
+def test_a_tenant_opened_again_sees_only_its_own_memories(make_store, now):
+    store = make_store(recall_cache_bytes=1)  # every switch of tenant lets the other go
+    fill(store, now, ["a", "b"])
+    for _ in range(3):
+        for tenant, other in (("a", "b"), ("b", "a")):
+            ctx = recall(store, "shared alpha deploy logs", tenant=tenant, now=now)
+            assert ctx.rows and all(r.memory.tenant == tenant for r in ctx.rows)
+            assert not any(r.memory.id.startswith(other + "-") for r in ctx.rows)
+
+
+@pytest.mark.parametrize("count", [40, 400])
+def test_what_an_index_is_charged_is_near_what_it_holds(make_store, now, count):
+    """The charge is an estimate: within a factor of two of what tracemalloc sees.
+
+    Built in bulk and then written to one memory at a time (delta postings), on
+    texts of many distinct words (the vocabulary's dicts are most of a small tenant).
+    """
+    rng = random.Random(count)
+    letters = "bcdfghklmnprstvz"
+    words = [
+        "".join(rng.choice(letters) + rng.choice("aeiou") for _ in range(3)) for _ in range(4000)
+    ]
+    store = make_store()
+    with store.commit(message="words", now=now) as tx:
+        for i in range(count):
+            tx.add(" ".join(rng.choice(words) for _ in range(25)), tenant="a", id=f"m{i}")
+    memories = store.find(tenant="a", live=False)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    index = TenantIndex("a")
+    with index.bulk():
+        index.put_many(memories[: count // 2])
+    for memory in memories[count // 2 :]:
+        index.put(memory)
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert held / 2 <= index.nbytes() <= held * 2
+
+
+def test_the_cache_keeps_the_tenant_in_use_and_counts_what_it_lets_go():
+    class Sized:
+        def __init__(self, size):
+            self.size = size
+
+        def nbytes(self):
+            return self.size
+
+    gone = []
+    cache = TenantCache(100, gone.append)
+    cache["a"], cache["b"] = Sized(40), Sized(40)
+    cache.touch("a")
+    cache["c"] = Sized(40)  # over: "b", the least recently used, goes
+    assert list(cache) == ["a", "c"] and gone == ["b"] and cache.total == 80
+    cache["a"].size = 500
+    cache.charge("a")  # grown past the budget: everything else goes, "a" stays
+    assert list(cache) == ["a"] and gone == ["b", "c"] and cache.evicted == 2
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "64MB", True])
+def test_a_bad_budget_names_its_field(tmp_path, bad):
+    with pytest.raises(InvalidInput) as raised:
+        memcommit.open(tmp_path / "s.db", recall_cache_bytes=bad)
+    assert raised.value.field == "recall_cache_bytes"
+    assert not (tmp_path / "s.db").exists() or memcommit.open(tmp_path / "s.db").head_seq == 0
+
+
+def test_a_small_tenant_keeps_no_snapshot_file(make_store, now, monkeypatch):
+    monkeypatch.setattr(live, "SNAPSHOT_MIN", 256)
+    store = make_store()
+    fill(store, now, ["small"], count=30)
+    assert ranked(store, "small", "alpha", now)
+    assert store_index(store).opened["small"] == "built: snapshot missing"
+    assert not (index_dir(store) / snapshot_name("small")).exists()
+
+
+# -- the writer keeps snapshots current ------------------------------------------------------
+
+
+@pytest.fixture
+def keep_after(monkeypatch):
+    """Snapshots brought current after 50 memories (1,000 outside tests)."""
+    monkeypatch.setattr(upkeep, "KEEP_AFTER", 50)
+    return 50
+
+
+def test_a_bulk_commit_of_a_writer_that_never_recalled_leaves_a_current_snapshot(
+    make_store, now, keep_after
+):
+    writer = make_store("kept.db")
+    fill(writer, now, ["big", "other"], count=keep_after)  # the writer never recalls
+    fill(writer, now + timedelta(minutes=1), ["big"], count=3, start=keep_after)  # after it
+    reader = make_store("kept.db")
+    fresh = ranked(reader, "big", "alpha deploy", now)
+    assert store_index(reader).opened == {"big": "loaded, caught up 3 memories"}
+    built = make_store("kept.db")
+    store_index(built).rebuild("big")
+    assert fresh == ranked(built, "big", "alpha deploy", now)
+
+
+def test_small_commits_add_up_to_a_kept_snapshot(make_store, now, keep_after):
+    writer = make_store("steps.db")
+    for step in range(6):  # 6 x 10 memories: the fifth commit reaches 50
+        fill(writer, now + timedelta(minutes=step), ["t"], count=10, start=10 * step)
+        if step == 3:
+            assert not (index_dir(writer) / snapshot_name("t")).exists()
+    assert (index_dir(writer) / snapshot_name("t")).exists()
+    reader = make_store("steps.db")
+    ranked(reader, "t", "alpha", now)
+    assert store_index(reader).opened["t"] == "loaded, caught up 10 memories"
+
+
+def test_an_imported_store_opens_its_snapshots_at_once(tmp_path, now):
+    """Rows written below the Store (import) are indexed once at the end of the command."""
+    from click.testing import CliRunner
+
+    from memcommit.cli import main
+
+    with memcommit.open(tmp_path / "source.db") as source:
+        fill(source, now, ["a", "b"])
+    runner = CliRunner()
+    backup = tmp_path / "backup.jsonl"
+    for args in (["export", str(backup)], ["import", str(backup)]):
+        target = "source.db" if args[0] == "export" else "restored.db"
+        done = runner.invoke(main, [*args, "--store", str(tmp_path / target)])
+        assert done.exit_code == 0, done.output
+    with memcommit.open(tmp_path / "restored.db") as restored:
+        for tenant in ("a", "b"):
+            assert (index_dir(restored) / snapshot_name(tenant)).exists()
+            assert ranked(restored, tenant, "alpha deploy", now)
+        assert store_index(restored).opened == {
+            "a": "loaded, caught up 0 memories",
+            "b": "loaded, caught up 0 memories",
+        }
+
+
+@pytest.mark.postgres
+def test_a_migrated_store_opens_its_snapshots_at_once(tmp_path, now, postgres_server):
+    from click.testing import CliRunner
+
+    from memcommit.cli import main
+
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    url = f"{postgres_server}?schema={schema}"
+    with memcommit.open(tmp_path / "source.db") as source:
+        fill(source, now, ["a"])
+    try:
+        done = CliRunner().invoke(main, ["migrate", str(tmp_path / "source.db"), url])
+        assert done.exit_code == 0, done.output
+        with memcommit.open(postgres_server, schema=schema) as copied:
+            assert ranked(copied, "a", "alpha deploy", now)
+            assert store_index(copied).opened == {"a": "loaded, caught up 0 memories"}
+    finally:
+        import psycopg
+
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_store_in_memory_keeps_nothing_current(now, keep_after):
+    store = memcommit.open(":memory:")
+    fill(store, now, ["t"], count=keep_after)
+    assert not store_index(store).tenants  # nothing built for a snapshot it could not keep
+    assert ranked(store, "t", "alpha", now)
