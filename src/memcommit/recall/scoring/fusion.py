@@ -125,7 +125,8 @@ class HybridScorer:
         """The dense cosine of each of ``docs``; NaN where a document has no vector."""
         size = query.index.alive.size
         if len(docs) * 2 > size:  # most documents: one pass over every row is cheaper
-            return self.every_cosine(query, size)[docs]
+            every: np.ndarray = self.every_cosine(query, size)[docs]
+            return every
         rows = query.index.dense.get(self.embedder.name)
         if rows is None:
             return np.full(len(docs), np.nan)
