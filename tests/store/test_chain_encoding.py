@@ -129,3 +129,18 @@ def test_a_stored_chain_recomputes_from_the_specification(store):
         assert sha(header + "".join(wrote).encode()) == stored
         parent = stored
     assert parent == store.witness().hash
+
+
+def test_a_commit_of_many_versions_hashes_every_digest_in_order(store):
+    # 1,100 versions: streamed rows, and digests handed to the hash in batches (writes.py)
+    with store.commit(message="bulk") as tx:
+        added = [tx.add(f"memory {n}", importance=n / 1100) for n in range(1100)]
+    (commit,) = store.log()
+    ((stored, changes),) = rows(store, "SELECT hash, changes FROM commits WHERE seq = ?", 1)
+    digests = dict(rows(store, "SELECT id, digest FROM versions"))
+    header = compact(
+        ["memcommit-commit/1", None, commit.seq, commit.id, commit.parent, when(commit.time),
+         commit.author, commit.message, changes]
+    )  # fmt: skip
+    assert sha(header + "".join(digests[m.id] for m in added).encode()) == stored
+    assert store.verify().ok

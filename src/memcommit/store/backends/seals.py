@@ -27,10 +27,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, get_args, get_type_hints
 
-from memcommit.model import Memory
+from memcommit.model import KINDS, STATUSES, TIERS, Memory
 from memcommit.store.records import to_text
 
 #: The version of the canonical encoding; stored in the chain record (`CHAIN_STATE`).
@@ -77,6 +78,14 @@ def _kinds() -> dict[str, str]:
     return kinds
 
 
+#: The fields whose every value is a word of a fixed vocabulary, as the write side checks:
+#: no character of theirs needs escaping, so it quotes them as they are.
+_WORDS = {"kind": KINDS, "status": STATUSES, "tier": TIERS}
+assert all(re.fullmatch("[a-z_]+", w) for words in _WORDS.values() for w in words), "a word"
+#: The times every version being written carries (its commit's, and its first commit's):
+#: never None, and `to_text`'s ISO text needs no escaping either.
+_STAMPS = ("created_at", "updated_at")
+
 #: A field's encoding as an f-string part, from a value of a known shape (the write side:
 #: the Memory fields are checked), by the shape `_kinds` gives it.
 _TYPED = {
@@ -99,8 +108,10 @@ class Encoders:
     Two spellings of the same encoding: ``head`` takes any stored value as it comes (a
     string is always quoted, so a value of the wrong type, as an attacker may store it,
     never encodes like a right one), ``typed_head`` trusts each field's type (a version
-    being written: its fields were checked) and is faster. ``body`` and both heads are
-    f-string texts over the field names, for `rows.Rows` to compile into its encoders.
+    being written: its fields were checked) and is faster: it quotes without escaping
+    what never needs it (a word of `_WORDS`, the ISO text of a time of `_STAMPS`).
+    ``body`` and both heads are f-string texts over the field names, for `rows.Rows` to
+    compile into its encoders.
     """
 
     def __init__(self, columns: Sequence[Any], *, times_are_text: bool) -> None:
@@ -122,10 +133,14 @@ class Encoders:
             )
 
         def typed(c: Any) -> str:
-            shape = kinds[c.field]
+            shape, v = kinds[c.field], c.field
+            if shape == "str" and v in _WORDS:
+                return f'"{{{v}}}"'
+            if v in _STAMPS:
+                return f'"{{{v if times_are_text else f"to_text({v})"}}}"'
             if c.codec in ("time", "flag") or shape not in _TYPED:
                 return generic(c)
-            return _TYPED[shape].format(v=c.field)
+            return _TYPED[shape].format(v=v)
 
         def text(parts: str) -> str:
             return f'f\'["{VERSION_TAG}",' + parts + ',"{body}"]\''
@@ -180,7 +195,10 @@ def commit_hash(header: bytes, digests: Iterable[str]) -> str:
 
 
 class Sealer:
-    """The hash of one commit being written: fed each version digest as its row is made."""
+    """The hash of one commit being written: fed the version digests as their rows are made.
+
+    ``add`` takes one digest or several concatenated (the hash covers the concatenation).
+    """
 
     def __init__(self, header: bytes) -> None:
         self._h = _sha(header)

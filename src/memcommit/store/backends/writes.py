@@ -59,6 +59,9 @@ class Statements:
         )
 
 
+#: One less than how many version digests `writes` hands the commit's hash at once (a power
+#: of two): the hash covers their concatenation, so batching them changes nothing of it.
+_DIGEST_BATCH = 511
 #: Up to this many versions, a commit's rows are all made before its commit row is
 #: written, so the commit row carries its hash; above, they stream and an UPDATE seals it.
 SEAL_FIRST = 64
@@ -107,12 +110,17 @@ def writes(
     encode = rows.version
 
     def made() -> Iterator[tuple[Any, ...]]:
-        add = sealer.add
+        digests: list[str] = []  # the hash takes them a batch at a time: one update per batch
+        keep, last = digests.append, _DIGEST_BATCH
         for i, (m, ended) in enumerate(zip(batch.versions, batch.ended, strict=False)):
             salt, erased = (fresh[i], None) if fresh is not None else given[i]  # type: ignore[index]
             row = encode(m, seq if ended else None, salt, erased)
-            add(row[-2])
+            keep(row[-2])
+            if i & last == last:
+                sealer.add("".join(digests))
+                digests.clear()
             yield row
+        sealer.add("".join(digests))
 
     updates: list[tuple[str, list[tuple[Any, ...]]]] = [
         (statements.close_version, [(seq, mid, version) for mid, version in batch.closes]),
