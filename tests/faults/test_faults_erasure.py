@@ -61,19 +61,24 @@ def own_store(store_backend, tmp_path, request):
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def files_of(store, url):
+    """The files that hold ``store``'s rows (PostgreSQL: every partition's, after a CHECKPOINT)."""
+    if url is None:
+        return sqlite_files(store)
+    return postgres_files(store, url, ("versions", "commits"))
+
+
 def test_purge_leaves_the_text_in_no_file_while_the_store_stays_open(own_store, secret):
     store, url = own_store
     agent = AgentMemory(store, "acme")
     memory_id = agent.remember(secret)["id"]
     with store.commit(message="other work", author="t") as tx:
         tx.add("A neighbour row that stays.", tenant="acme")
+    assert holding(files_of(store, url), secret[18:50])  # the grep reads where the rows are
     agent.forget(memory_id, mode="purge", confirm=memory_id)  # scrubs after its commit
 
     assert store.scrub() is True  # nothing held the old rows back
-    if url is None:
-        files = sqlite_files(store)
-    else:
-        files = postgres_files(store, url, ("versions", "commits"))
+    files = files_of(store, url)
     assert files
     assert holding(files, secret[18:50]) == []
     out = io.StringIO()

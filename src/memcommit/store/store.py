@@ -170,9 +170,11 @@ class Store(StoreApi):
 
         Runs by itself after every commit that purges. SQLite: checkpoints the
         write-ahead log into the file (freed space is zeroed: ``secure_delete``)
-        and truncates it. PostgreSQL: ``VACUUM FULL versions``, which drops the
-        old row versions an update leaves behind. False when a reader still held
-        them (a long read, an open transaction elsewhere): call it again later.
+        and truncates it. PostgreSQL: ``VACUUM FULL`` of the versions table's
+        partitions, one at a time, which drops the old row versions an update
+        leaves behind (after a purge, only the partitions of its tenants). False
+        when a reader still held them (a long read, an open transaction
+        elsewhere): call it again later.
         """
         return self._core.scrub()
 

@@ -8,7 +8,7 @@ implements `Backend` and registers its URL scheme (`memcommit.store.backends`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -83,6 +83,11 @@ class Batch:
     #: Per version, the (salt, erased body hash) to seal it with; None: fresh salts. An
     #: import passes the exported ones, so every digest and hash comes out as exported.
     seals: Sequence[tuple[str | None, str | None]] | None = None
+
+    def purged_tenants(self) -> set[str]:
+        """The tenants of the memories this batch purges (what `Backend.scrub` cleans)."""
+        changes = self.commit.changes
+        return {t for c, t in zip(changes, self.tenants, strict=True) if c.op == "purge" and t}
 
 
 class Backend(Protocol):
@@ -187,11 +192,13 @@ class Backend(Protocol):
     def state_items(self) -> list[tuple[str, str, str]]:
         """Every (namespace, key, JSON text) of the small state, sorted (to copy a store)."""
 
-    def scrub(self) -> bool:
+    def scrub(self, tenants: Collection[str] | None = None) -> bool:
         """Remove copies of erased content kept outside the live rows; False if held back.
 
         Run after a commit that purged: SQLite's write-ahead log, PostgreSQL's
-        dead row versions. False when a reader still holds them (try again later).
+        dead row versions. ``tenants`` are the tenants the purges were in (a
+        backend that keeps tenants apart cleans only theirs); None: every tenant.
+        False when a reader still holds them (try again later).
         """
 
     def hashes(self, seqs: Sequence[int]) -> list[tuple[int, str | None]]:

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
@@ -32,7 +31,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.model import Commit
-from memcommit.store.backends import register
+from memcommit.store.backends import postgres_scrub, register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch, user_cache
 from memcommit.store.backends.chain import Chained, seal_history
@@ -50,9 +49,6 @@ _COPY_VERSIONS = f"COPY versions ({common.names(common.VERSION_ROW)}) FROM STDIN
 _TIP_HASH = [c.name for c in common.COMMIT].index("hash")
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
 _GONE = ("08", "57P01", "57P02", "57P03")
-#: VACUUM VERBOSE's count of dead rows an open snapshot still needs, and how often to retry.
-_KEPT = re.compile(r"(\d+) dead row versions cannot be removed yet")
-_SCRUB_TRIES = 5
 #: The ledger of applied migrations (`migrations.upgrade`).
 LEDGER = (
     "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
@@ -198,7 +194,10 @@ class PostgresBackend(Chained, common.SQLBackend):
         ).encode()
         flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
+        # custom plans only: a generic plan locks every partition of versions, so a
+        # purge's rewrite of one partition would hold back a read of any tenant
         setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
+        setup += "; SET plan_cache_mode = force_custom_plan"
         if read_only:
             setup += "; SET default_transaction_read_only = on"
         self._setup = sql.SQL(setup).format(sql.Identifier(self.schema))
@@ -519,37 +518,12 @@ class PostgresBackend(Chained, common.SQLBackend):
         self._run(run)
 
     @_mapped
-    def scrub(self) -> bool:
-        """Rewrite the versions table (``VACUUM FULL``), so no page keeps a purged row's bytes.
-
-        PostgreSQL keeps an updated row's old version in its page until VACUUM
-        reclaims the slot, and a plain VACUUM frees the space without clearing
-        it; ``VACUUM FULL`` copies the live rows to new files and drops the old
-        ones. It locks the table while it runs (reads and commits wait), which a
-        purge, rare by nature, can afford. A transaction still open from before
-        the purge keeps the old rows alive (VACUUM reports them as "dead row
-        versions that cannot be removed yet"): it is tried a few times, then this
-        returns False, and `Store.scrub` should run again once that one ends.
-        """
-
-        kept: list[int] = []
-
-        def heard(notice: psycopg.errors.Diagnostic) -> None:
-            found = _KEPT.search(notice.message_detail or "")
-            if found:
-                kept.append(int(found.group(1)))
-
+    def scrub(self, tenants: Collection[str] | None = None) -> bool:
+        """Rewrite the versions partitions of ``tenants`` (all: None): `postgres_scrub`."""
         # A session of its own: a pooled one may be the very snapshot that keeps the rows.
         with psycopg.connect(self._conninfo, autocommit=True) as conn:
             self._configure(conn)
-            conn.add_notice_handler(heard)
-            for attempt in range(_SCRUB_TRIES):
-                kept.clear()
-                conn.execute("VACUUM (FULL, VERBOSE) versions")
-                if not any(kept):
-                    return True
-                time.sleep(0.1 * (attempt + 1))  # another session's snapshot: let it end
-        return False
+            return postgres_scrub.scrub(conn, tenants, patience=self.lock_timeout)
 
     def cache_dir(self, name: str, key: str) -> Path | None:
         """In the user's cache, by the store's identity: every URL spelling of it shares one."""
