@@ -8,6 +8,8 @@ connection stayed open, and PostgreSQL kept old row versions until VACUUM.
 from __future__ import annotations
 
 import io
+import sqlite3
+import threading
 import uuid
 
 import pytest
@@ -94,3 +96,44 @@ def test_scrub_is_refused_inside_a_commit(make_store):
     with pytest.raises(InvalidInput, match="scrub"), store.commit(message="m", author="t"):
         store.scrub()
     assert store.scrub() is True
+
+
+def test_a_scrub_held_back_by_a_reader_lets_every_writer_through(tmp_path, secret):
+    """SQLite: the checkpoint waits for a reader in short holds, never for the whole wait."""
+    path = tmp_path / "held.db"
+    store = memcommit.open(path, busy_timeout=2)
+    with store.commit(message="remember", author="t") as tx:
+        memory_id = tx.add(secret, tenant="acme").id
+    reader = sqlite3.connect(path)  # a read that began before the purge: its snapshot holds the log
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM versions").fetchone()
+    with store.commit(message="purge", author="t") as tx:
+        tx.purge(memory_id)
+    writer = memcommit.open(path, busy_timeout=0.5)  # gives up after 0.5 s of a held lock
+    scrubbed: list[bool] = []
+    scrubbing = threading.Thread(target=lambda: scrubbed.append(store.scrub()))
+    scrubbing.start()
+    landed = 0
+    while scrubbing.is_alive():
+        with writer.commit(message="meanwhile", author="w") as tx:
+            tx.add(f"written while the scrub waits {landed}", tenant="globex")
+        landed += 1
+    scrubbing.join()
+    assert scrubbed == [False] and landed > 1
+    reader.rollback()
+    assert store.scrub() is True
+    assert holding(sqlite_files(store), secret[18:50]) == []
+    assert len(writer.find(tenant="globex")) == landed
+    writer.close()
+    store.close()
+    reader.close()
+
+
+def test_scrub_names_the_tenants_it_cannot_read(make_store):
+    from memcommit.errors import InvalidInput
+
+    store = make_store()
+    for bad in (5, [""], ["acme", 3]):
+        with pytest.raises(InvalidInput, match="tenants"):
+            store.scrub(bad)
+    assert store.scrub("acme") is True and store.scrub(["acme", "globex"]) is True
