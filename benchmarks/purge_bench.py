@@ -142,8 +142,13 @@ def prepare(backend: str, args: argparse.Namespace, side: str, src: str) -> tupl
 # -- one measurement -------------------------------------------------------------------
 
 
-def writer(url: str, tenant: str) -> None:
-    """Commit one memory at a time until stdin closes; print every (start, seconds)."""
+def writer(url: str, tenant: str, writes: str) -> None:
+    """Commit until stdin closes; print every (start, seconds).
+
+    ``writes`` is "add" (each commit adds a memory: inserts only) or "edit" (each
+    commit also edits the memory the one before added: a read and a close by id,
+    which look in every partition of a tenant-partitioned table).
+    """
     import threading
 
     import memcommit
@@ -152,11 +157,13 @@ def writer(url: str, tenant: str) -> None:
     threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     samples = []
     with memcommit.open(url) as store:
-        i = 0
+        i, last = 0, None
         while not stop.is_set():
             started = time.monotonic()
             with store.commit(message="write", author="writer") as tx:
-                tx.add(f"writer note {i} {time.time()}", tenant=tenant)
+                if last is not None and writes == "edit":
+                    tx.update(last, content=f"writer note {i - 1}, edited")
+                last = tx.add(f"writer note {i} {time.time()}", tenant=tenant).id
             samples.append((started, time.monotonic() - started))
             i += 1
             if i == 20:
@@ -164,7 +171,7 @@ def writer(url: str, tenant: str) -> None:
     print(json.dumps(samples), flush=True)
 
 
-def reader(url: str, tenant: str) -> None:
+def reader(url: str, tenant: str, writes: str) -> None:
     """Read ``tenant`` in a loop until stdin closes (short read transactions, as recall has)."""
     import threading
 
@@ -179,7 +186,7 @@ def reader(url: str, tenant: str) -> None:
     print("[]", flush=True)
 
 
-def measure(url: str, tenants: int, readers: int, settle: float) -> dict[str, Any]:
+def measure(url: str, tenants: int, readers: int, settle: float, writes: str) -> dict[str, Any]:
     """Start the writer and readers on tenant 1, purge one memory of tenant 0, report."""
     import memcommit
     import memcommit.recall  # the purge hook's first use must not time an import
@@ -187,7 +194,7 @@ def measure(url: str, tenants: int, readers: int, settle: float) -> dict[str, An
     env = dict(os.environ)
     workers = [
         subprocess.Popen(
-            [sys.executable, str(HERE), role, url, tenant_name(min(1, tenants - 1))],
+            [sys.executable, str(HERE), role, url, tenant_name(min(1, tenants - 1)), writes],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -245,6 +252,7 @@ def run_side(backend: str, args: argparse.Namespace, side: str, src: str) -> dic
         url, seconds = prepare(backend, args, side, src)
         upgrade = max(upgrade, seconds)
         argv = ["_measure", url, str(args.tenants), str(args.readers), str(args.settle)]
+        argv.append(args.writes)
         runs.append(json.loads(child(src, argv).strip().splitlines()[-1]))
     out = {k: statistics.median(r[k] for r in runs) for k in ("stall_ms", "median_ms", "purge_ms")}
     out["stalls"] = [round(r["stall_ms"]) for r in runs]
@@ -259,6 +267,7 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=1_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--readers", type=int, default=1)
+    parser.add_argument("--writes", choices=("add", "edit"), default="add", help="see writer()")
     parser.add_argument("--settle", type=float, default=1.0, help="seconds before and after")
     parser.add_argument("--before", help="src folder of the code to compare with (today's main)")
     parser.add_argument("--pg", default=DEFAULT_PG)
@@ -270,7 +279,8 @@ def main() -> None:
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     print(
         f"purge of one memory, {args.memories:,} memories over {args.tenants:,} tenants,"
-        f" a writer and {args.readers} reader(s) in another tenant; medians of {args.runs}"
+        f" a writer ({args.writes}) and {args.readers} reader(s) in another tenant;"
+        f" medians of {args.runs}"
     )
     print(f"{'backend':10} {'code':7} {'stall ms':>9} {'median ms':>10} {'purge ms':>9}  stalls")
     for backend in backends:
@@ -299,6 +309,6 @@ if __name__ == "__main__":
         elif role == "_open":
             opened(rest[0])
         elif role == "_measure":
-            print(json.dumps(measure(rest[0], int(rest[1]), int(rest[2]), float(rest[3]))))
+            print(json.dumps(measure(rest[0], int(rest[1]), int(rest[2]), float(rest[3]), rest[4])))
     else:
         main()

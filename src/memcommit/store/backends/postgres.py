@@ -194,10 +194,7 @@ class PostgresBackend(Chained, common.SQLBackend):
         ).encode()
         flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
-        # custom plans only: a generic plan locks every partition of versions, so a
-        # purge's rewrite of one partition would hold back a read of any tenant
         setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
-        setup += "; SET plan_cache_mode = force_custom_plan"
         if read_only:
             setup += "; SET default_transaction_read_only = on"
         self._setup = sql.SQL(setup).format(sql.Identifier(self.schema))
