@@ -60,6 +60,8 @@ class MemoryQuery:
     limit: int | None = None
     #: Only ids greater than this one (with ``limit``: one page of a listing in id order).
     after: str | None = None
+    #: Only memories with metadata (what a purge follows to summaries: `store.provenance`).
+    with_metadata: bool = False
 
 
 @dataclass
