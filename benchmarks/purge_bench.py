@@ -187,15 +187,15 @@ def reader(url: str, tenant: str, writes: str) -> None:
     print("[]", flush=True)
 
 
-def measure(url: str, tenants: int, readers: int, settle: float, writes: str) -> dict[str, Any]:
-    """Start the writer and readers on tenant 1, purge one memory of tenant 0, report."""
+def measure(url: str, tenant: int, readers: int, settle: float, writes: str) -> dict[str, Any]:
+    """Start the writer and readers on ``tenant``, purge one memory of tenant 0, report."""
     import memcommit
     import memcommit.recall  # the purge hook's first use must not time an import
 
     env = dict(os.environ)
     workers = [
         subprocess.Popen(
-            [sys.executable, str(HERE), role, url, tenant_name(min(1, tenants - 1)), writes],
+            [sys.executable, str(HERE), role, url, tenant_name(tenant), writes],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -252,7 +252,7 @@ def run_side(backend: str, args: argparse.Namespace, side: str, src: str) -> dic
     for _ in range(args.runs):
         url, seconds = prepare(backend, args, side, src)
         upgrade = max(upgrade, seconds)
-        argv = ["_measure", url, str(args.tenants), str(args.readers), str(args.settle)]
+        argv = ["_measure", url, str(args.writer_tenant), str(args.readers), str(args.settle)]
         argv.append(args.writes)
         runs.append(json.loads(child(src, argv).strip().splitlines()[-1]))
     out = {k: statistics.median(r[k] for r in runs) for k in ("stall_ms", "median_ms", "purge_ms")}
@@ -269,6 +269,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--readers", type=int, default=1)
     parser.add_argument("--writes", choices=("add", "edit"), default="add", help="see writer()")
+    parser.add_argument(
+        "--writer-tenant",
+        type=int,
+        default=1,
+        help="which tenant the writer and readers use (the purge is in tenant 0)",
+    )
     parser.add_argument("--settle", type=float, default=1.0, help="seconds before and after")
     parser.add_argument("--before", help="src folder of the code to compare with (today's main)")
     parser.add_argument("--pg", default=DEFAULT_PG)
@@ -280,8 +286,8 @@ def main() -> None:
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     print(
         f"purge of one memory, {args.memories:,} memories over {args.tenants:,} tenants,"
-        f" a writer ({args.writes}) and {args.readers} reader(s) in another tenant;"
-        f" medians of {args.runs}"
+        f" a writer ({args.writes}) and {args.readers} reader(s)"
+        f" in {tenant_name(args.writer_tenant)}; medians of {args.runs}"
     )
     print(f"{'backend':10} {'code':7} {'stall ms':>9} {'median ms':>10} {'purge ms':>9}  stalls")
     for backend in backends:

@@ -348,7 +348,7 @@ class Transaction:
     def _metadata_of(self, tenant: str) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
         """(id, metadata) of each of ``tenant``'s memories as this commit leaves them."""
         if tenant not in self._stored_metadata:  # read once per commit: writers wait on us
-            found = self._backend.memories(MemoryQuery(tenant=tenant))
+            found = self._backend.memories(MemoryQuery(tenant=tenant, with_metadata=True))
             self._stored_metadata[tenant] = {m.id: m.metadata for m in found if m.metadata}
         pending = {i: f["metadata"] for i, f in self._latest.items() if f["tenant"] == tenant}
         yield from {**self._stored_metadata[tenant], **pending}.items()
@@ -493,7 +493,7 @@ class Transaction:
         return ids
 
     def _stored(self, id: str) -> Memory | None:
-        found = self._backend.memories(MemoryQuery(ids=[id]))
+        found = self._backend.memories(MemoryQuery(ids=[id], tenant=self._only))
         return found[0] if found else None
 
     def _current(self, id: Any, *, writable: bool = False, field: str = "id") -> Memory:
@@ -566,7 +566,7 @@ class Transaction:
             versions=_Versions(self._versions),
             ended=[latest[f["id"]] is not f for f in self._versions],
             closes=[
-                (mid, version)
+                (mid, version, latest[mid]["tenant"])
                 for mid, version in self._base.items()
                 if latest[mid]["version"] != version
             ],

@@ -70,8 +70,8 @@ class Batch:
 
     ``versions`` are the new memory versions in order; ``ended`` marks which of
     them a later version in the same batch already replaced. ``closes`` are the
-    (id, version) rows that were current before this commit and are replaced
-    now; ``purges`` are ids whose content is erased in every stored version (the
+    (id, version, tenant) rows that were current before this commit and are
+    replaced now; ``purges`` are ids whose content is erased in every stored version (the
     body hash of each stays, so the chain still verifies: see `seals`).
     """
 
@@ -79,7 +79,7 @@ class Batch:
     tenants: list[str | None]  # per change of the commit: the tenant it touched
     versions: Sequence[Memory] = field(default_factory=list)
     ended: list[bool] = field(default_factory=list)
-    closes: list[tuple[str, int]] = field(default_factory=list)
+    closes: list[tuple[str, int, str]] = field(default_factory=list)
     purges: list[str] = field(default_factory=list)
     traces: list[TraceRow] = field(default_factory=list)
     #: Per version, the (salt, erased body hash) to seal it with; None: fresh salts. An

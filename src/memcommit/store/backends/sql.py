@@ -349,15 +349,16 @@ class Statements:
 
     @classmethod
     def of(cls, d: Dialect) -> Statements:
-        """The statements in ``d``'s spelling."""
-        p = d.mark
+        """The statements in ``d``'s spelling (by id and tenant: one partition on PostgreSQL)."""
+        p, by_id = d.mark, d.tenant_by_id
         return cls(
             insert_commit=d.insert("commits", COMMIT),
             insert_version=d.insert("versions", VERSION_ROW),
-            close_version=f"UPDATE versions SET end_seq = {p} WHERE id = {p} AND version = {p}",
+            close_version=f"UPDATE versions SET end_seq = {p} WHERE id = {p} AND version = {p}"
+            f" AND {by_id} = {p}",
             # the body and its salt go; the body's hash stays, so the digest still verifies
             erase="UPDATE versions SET content = '', tags = '[]', metadata = '{}',"
-            f" salt = NULL, erased = {p} WHERE id = {p} AND version = {p}",
+            f" salt = NULL, erased = {p} WHERE id = {p} AND version = {p} AND {by_id} = {p}",
             seal_commit=f"UPDATE commits SET hash = {p} WHERE seq = {p}",
             upsert_trace=d.insert("traces", TRACE)
             + " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
@@ -398,12 +399,12 @@ def writes(
     rows: Rows,
     statements: Statements,
     parent_hash: str | None,
-    erasures: Sequence[tuple[str, str, int]] = (),
+    erasures: Sequence[tuple[str, str, int, str]] = (),
 ) -> Writes:
     """Every row write of ``batch``, chained to ``parent_hash``.
 
-    ``erasures`` are the (body hash, id, version) of the stored versions a purge
-    erases. Salts come from ``batch.seals`` when it has them (an import keeps the
+    ``erasures`` are the (body hash, id, version, tenant) of the stored versions a
+    purge erases. Salts come from ``batch.seals`` when it has them (an import keeps the
     exported ones), else fresh ones.
     """
     c = batch.commit
@@ -427,7 +428,7 @@ def writes(
             yield row
 
     updates: list[tuple[str, list[tuple[Any, ...]]]] = [
-        (statements.close_version, [(seq, mid, version) for mid, version in batch.closes]),
+        (statements.close_version, [(seq, *close) for close in batch.closes]),
         (statements.erase, list(erasures)),
         (statements.upsert_trace, [rows.trace_row(t) for t in batch.traces]),
     ]
@@ -501,6 +502,8 @@ def memories_sql(query: MemoryQuery, d: Dialect) -> tuple[str, list[Any]]:
         by_id = query.ids is not None or query.after is not None
         where.append(f"{d.tenant_by_id if by_id else 'tenant'} = {p}")
         params.append(query.tenant)
+    if query.with_metadata:  # as the index versions_with_metadata is defined (migration 0004)
+        where.append("metadata <> '{}'")
     for column, values in (
         ("scope", query.scopes),
         ("kind", query.kinds),
@@ -759,7 +762,7 @@ class SQLBackend:
             self.rows,
             self.statements,
             self._parent_hash(batch.commit.seq - 1),
-            self._erasures(batch.purges) if batch.purges else (),
+            self._erasures(batch) if batch.purges else (),
         )
 
     def _parent_hash(self, seq: int) -> str | None:
@@ -771,18 +774,21 @@ class SQLBackend:
         found = self._select(f"SELECT hash FROM commits WHERE seq = {self.dialect.mark}", (seq,))
         return found[0][0] if found else None
 
-    def _erasures(self, ids: Sequence[str]) -> list[tuple[str, str, int]]:
-        """(body hash, id, version) of every stored, unerased version of ``ids``."""
+    def _erasures(self, batch: Batch) -> list[tuple[str, str, int, str]]:
+        """(body hash, id, version, tenant) of every stored, unerased version ``batch`` purges."""
+        d = self.dialect
         params: list[Any] = []
         text = (
-            "SELECT salt, content, tags, metadata, id, version FROM versions WHERE "
-            + self.dialect.in_("id", list(ids), params)
+            "SELECT salt, content, tags, metadata, id, version, tenant FROM versions WHERE "
+            + d.in_("id", list(batch.purges), params)
+            + " AND "
+            + d.in_(d.tenant_by_id, sorted(batch.purged_tenants()), params)
             + " AND salt IS NOT NULL"
         )
         body_hash = self.rows.seals.body_hash
         return [
-            (body_hash(salt, content, tags, metadata), mid, version)
-            for salt, content, tags, metadata, mid, version in self._select(text, params)
+            (body_hash(salt, content, tags, metadata), mid, version, tenant)
+            for salt, content, tags, metadata, mid, version, tenant in self._select(text, params)
         ]
 
     def tip(self) -> tuple[int, str] | None:
