@@ -55,25 +55,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Sequence, Tuple
 
-__all__ = [
-    "ALWAYS",
-    "OUTCOMES",
-    "OVER_BUDGET",
-    "OVER_RECORD_LIMIT",
-    "SELECTED",
-    "ActiveTest",
-    "Decision",
-    "DecisionListener",
-    "Pool",
-    "PoolError",
-    "Scorer",
-    "TokenCounter",
-    "default_is_active",
-    "default_scorer",
-    "default_token_counter",
-    "retrieve",
-    "retrieve_pools",
-]
+__all__ = ["ALWAYS", "OUTCOMES", "OVER_BUDGET", "OVER_RECORD_LIMIT", "SELECTED", "ActiveTest",
+    "Decision", "DecisionListener", "Pool", "PoolError", "Scorer", "TokenCounter",
+    "default_is_active", "default_scorer", "default_token_counter", "retrieve",
+    "retrieve_pools"]  # fmt: skip
 
 __version__ = "0.2.0"
 
@@ -121,23 +106,14 @@ class Decision(NamedTuple):
     cost: Any
 
 
-# ── Pool ────────────────────────────────────────────────────────────────────
-
-
 class PoolError(ValueError, TypeError):
-    """A :class:`Pool` field is wrong; the message names it and the value.
-
-    Both a ValueError and a TypeError, so code written for either (or for
-    poolsplit 0.1.0's ValueError on a negative cap) catches it.
-    """
+    """A :class:`Pool` field is wrong; the message names it and the value. Both a ValueError
+    and a TypeError, so code written for either (or 0.1.0's ValueError) catches it."""
 
 
 def _check_cap(field: str, value: Any) -> None:
     """A cap is a number >= 0: an int, or a float as 0.1.0 allowed (``inf``: no cap).
-
-    Bools, NaN and non-numbers are refused: they would silently mean 0, 1 or
-    "never fits", which no caller intends.
-    """
+    Bools, NaN and non-numbers would silently mean 0, 1 or "never fits": refused."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PoolError("Pool.%s must be a number >= 0, got %r" % (field, value))
     if value != value or value < 0:
@@ -153,9 +129,8 @@ class Pool:
     contextual (non-always) entries only. ``types`` is the tuple of entry types
     the pool draws from; None accepts every type.
 
-    Raises :class:`PoolError` (a ValueError and a TypeError) naming the field
-    for an empty or non-string name, a cap that is negative or not an int, or
-    ``types`` that is not a tuple of strings or None.
+    Raises :class:`PoolError` naming the field for an empty or non-string name,
+    a cap that is not a number >= 0, or ``types`` not a tuple of strings or None.
     """
 
     name: str
@@ -174,9 +149,6 @@ class Pool:
             for position, kind in enumerate(self.types):
                 if not isinstance(kind, str):
                     raise PoolError("Pool.types[%d] must be a str, got %r" % (position, kind))
-
-
-# ── Defaults: token counting, activeness, scoring ──────────────────────────
 
 
 def default_token_counter(text: str) -> int:
@@ -218,10 +190,8 @@ class _Context(NamedTuple):
 
 def _prepare(context: Optional[Dict[str, Any]], now: Optional[datetime.datetime]) -> _Context:
     """Read the context once: naive reference time, tag set, project, message words."""
-    if context is None:
-        context = {}
-    if now is None:
-        now = datetime.datetime.now(datetime.timezone.utc)
+    context = {} if context is None else context
+    now = datetime.datetime.now(datetime.timezone.utc) if now is None else now
     message = context.get("message") or ""
     words = _significant_words(message if isinstance(message, str) else str(message))
     size = len(words)
@@ -247,9 +217,7 @@ def _number(value: Any, entry: Dict[str, Any]) -> float:
 
 def _partial_score(entry: Dict[str, Any], ctx: _Context) -> float:
     """Base priority × recency × tags × project: every factor but the message's.
-
-    Runs once per entry, so helpers are inlined.
-    """
+    Runs once per entry, so helpers are inlined."""
     get = entry.get
     priority = get("base_priority", 5)
     score = float(priority) if type(priority) in (int, float) else _number(priority, entry)
@@ -324,9 +292,6 @@ def default_scorer(
     return _score(entry, _prepare(context, now))
 
 
-# ── Retrieval ───────────────────────────────────────────────────────────────
-
-
 class _Ordered:
     """Wraps a sort-key value that is not a str so it compares natively when it
     can and by type name and repr when it cannot, so sorting never raises."""
@@ -336,25 +301,16 @@ class _Ordered:
     def __init__(self, value: Any) -> None:
         self.value = value
 
-    def _fallback(self) -> Tuple[str, str]:
-        return (type(self.value).__qualname__, repr(self.value))
-
     @staticmethod
-    def _unwrap(other: Any) -> Any:
-        return other.value if isinstance(other, _Ordered) else other
+    def _fallback(value: Any) -> Tuple[str, str]:
+        return (type(value).__qualname__, repr(value))
 
     def _compare(self, other: Any, native: Callable[[Any, Any], bool]) -> bool:
-        other_value = self._unwrap(other)
+        other_value = other.value if isinstance(other, _Ordered) else other
         try:
             return bool(native(self.value, other_value))
         except TypeError:
-            mine = self._fallback()
-            theirs = (
-                other._fallback()
-                if isinstance(other, _Ordered)
-                else (type(other_value).__qualname__, repr(other_value))
-            )
-            return native(mine, theirs)
+            return native(self._fallback(self.value), self._fallback(other_value))
 
     def __eq__(self, other: Any) -> bool:
         return self._compare(other, lambda a, b: a == b)
@@ -366,12 +322,16 @@ class _Ordered:
         return self._compare(other, lambda a, b: a > b)
 
 
+def _comparable(value: Any) -> Any:
+    """A sort-key value as is when a str, else wrapped so that comparing it never raises."""
+    return value if type(value) is str else _Ordered(value)
+
+
 _UNHASHABLE_TYPE = object()  # group key for entries whose type cannot be hashed
 
 
 class _Run:
-    """One retrieval call: filters, scores and costs every entry at most once,
-    shared by all the pools the call fills.
+    """One retrieval call, shared by all the pools it fills ("Speed" in the module docstring).
 
     With the default scorer the message factor, the costly part, is left out
     at first: an entry is ranked by an upper bound of its score (the rest of
@@ -418,12 +378,9 @@ class _Run:
                 kind, group = _UNHASHABLE_TYPE, self.groups.get(_UNHASHABLE_TYPE)
             if group is None:
                 group = self.groups[kind] = ([], [])
-            if entry.get("scope") == "always":
-                self.always.append(index)
-                group[0].append(index)
-            else:
-                self.contextual.append(index)
-                group[1].append(index)
+            always = entry.get("scope") == "always"
+            (self.always if always else self.contextual).append(index)
+            group[0 if always else 1].append(index)
 
     def cost(self, index: int) -> Any:
         """``token_count`` when a positive int, else the counter over the content."""
@@ -454,12 +411,8 @@ class _Run:
                     scores[index] = score
                     keys[index] = (-score, created, ident, index)
                     self.exact[index] = 1
-                    if (
-                        type(created) is not str
-                        or type(ident) is not str
-                        or type(score) not in (float, int)
-                        or score != score
-                    ):
+                    odd = type(score) not in (float, int) or score != score
+                    if type(created) is not str or type(ident) is not str or odd:
                         unclean.add(index)
             return
         bound = _MAX_MESSAGE_FACTOR if prepared.words else None
@@ -554,15 +507,8 @@ class _Run:
             take: Callable[[], Any] = functools.partial(self._pop, queue)
         else:  # exactly the full sort 0.1.0 did, with odd values made comparable
             queue.sort(key=lambda key: key[3])
-            queue = [
-                (
-                    score,
-                    created if type(created) is str else _Ordered(created),
-                    ident if type(ident) is str else _Ordered(ident),
-                    index,
-                )
-                for score, created, ident, index in queue
-            ]
+            queue = [(score, _comparable(created), _comparable(ident), index)
+                     for score, created, ident, index in queue]  # fmt: skip
             queue.sort()
             queue.reverse()
             take = queue.pop

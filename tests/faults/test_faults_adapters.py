@@ -115,8 +115,8 @@ def test_a_search_with_a_query_reads_only_what_it_shows(store, monkeypatch):
     store.put(NS, "lunch", {"text": "ramen for lunch on Fridays"})
     store.put(("other",), "food", {"text": "ramen elsewhere"})
     decoded = []
-    of = lg._Stored.of
-    monkeypatch.setattr(lg._Stored, "of", lambda memory: decoded.append(memory.id) or of(memory))
+    of = lg.Stored.of
+    monkeypatch.setattr(lg.Stored, "of", lambda memory: decoded.append(memory.id) or of(memory))
     found = store.search(NS, query="ramen", limit=2)
     assert sorted(item.key for item in found) == ["food", "lunch"]
     assert all(item.score is not None for item in found)

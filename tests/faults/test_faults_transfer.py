@@ -10,7 +10,7 @@ import pytest
 
 from memcommit.errors import InvalidInput
 from memcommit.store import transfer
-from memcommit.store.transfer import export_file, export_jsonl, import_jsonl
+from memcommit.store.transfer import export_file, export_jsonl, exporting, import_jsonl
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_an_export_that_fails_leaves_no_partial_file(make_store, tmp_path, monke
                "commits": 1}  # fmt: skip
         raise OSError("disk full")
 
-    monkeypatch.setattr(transfer, "records", broken)
+    monkeypatch.setattr(exporting, "records", broken)  # where export_jsonl looks it up
     with pytest.raises(OSError, match="disk full"):
         export_file(store, target)
     assert target.read_text() == "the previous backup\n"

@@ -22,18 +22,14 @@ of the embedding configured with ``index=``). Needs ``memcommit[langgraph]``.
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any
 
 import memcommit
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters, namespaces, needs
-from memcommit.integrations.marks import mark_of
 from memcommit.model import Commit, Memory
 from memcommit.recall import RecallOptions
 
@@ -47,160 +43,36 @@ with needs("langgraph", __name__):  # the framework: a clear error without its e
         Op,
         PutOp,
         Result,
-        SearchItem,
         SearchOp,
         TTLConfig,
-        ensure_embeddings,
-        get_text_at_path,
-        tokenize_path,
         validate_op_namespace,
     )
     from langgraph.store.base.batch import AsyncBatchedBaseStore
 
-#: The metadata key of a LangGraph item's own fields (key, value, indexed, ttl, vectors).
-MARK = "langgraph"
+from memcommit.integrations.langgraph_items import (
+    MARK,
+    Stored,
+    asks,
+    check_count,
+    check_text,
+    cosine,
+    item_mark,
+)
+from memcommit.integrations.langgraph_writes import ItemWriter
+
 #: How many selected rows of a recall, or memories of a listing, a search reads at a time.
 _PAGE = 100
 
 
-def _mark(memory: Memory) -> Mapping[str, Any] | None:
-    """The item fields of ``memory``, or None when it is not an item of this adapter."""
-    return mark_of(
-        memory,
-        MARK,
-        key="key",
-        required={"key": str, "value": Mapping, "indexed": bool},
-        optional={"ttl": (int, float), "vectors": list},
-    )
-
-
-def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-@dataclass(frozen=True)
-class _Stored:
-    """One item as its memory holds it."""
-
-    memory: Memory
-    namespace: tuple[str, ...]
-    key: str
-    value: dict[str, Any]
-    indexed: bool
-    ttl: float | None
-    vectors: list[list[float]]
-
-    @classmethod
-    def of(cls, memory: Memory) -> _Stored | None:
-        mark = _mark(memory)
-        if mark is None or memory.status == "purged":
-            return None
-        return cls(
-            memory,
-            namespaces.namespace_of(memory.scope),
-            mark["key"],
-            dict(mark["value"]),
-            mark["indexed"],
-            mark.get("ttl"),
-            mark.get("vectors") or [],
-        )
-
-    def item(self, score: float | None = None, *, search: bool = False) -> Item:
-        m = self.memory
-        if search:
-            return SearchItem(
-                self.namespace, self.key, self.value, m.created_at, m.updated_at, score
-            )
-        return Item(
-            value=self.value,
-            key=self.key,
-            namespace=self.namespace,
-            created_at=m.created_at,
-            updated_at=m.updated_at,
-        )
-
-
-class _Embedder:
-    """The ``index=`` configuration: which fields to embed, and the embedding."""
-
-    def __init__(self, index: IndexConfig) -> None:
-        if not isinstance(index, Mapping) or "embed" not in index:
-            raise InvalidInput("index", index, "must be a mapping with 'embed' (and 'dims')")
-        self.config = dict(index)
-        self.embeddings = ensure_embeddings(index["embed"])
-        self.fields = list(index.get("fields") or ["$"])
-
-    def texts(self, value: dict[str, Any], index: Sequence[str] | None) -> list[str]:
-        paths = self.fields if index is None else list(index)
-        texts: list[str] = []
-        for path in paths:
-            texts += get_text_at_path(value, path if path == "$" else tokenize_path(path))
-        return [t for t in texts if t]
-
-    def vectors(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        return [list(map(float, v)) for v in self.embeddings.embed_documents(texts)]
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
-
-
-def _leaves(value: Any) -> Iterator[str]:
-    """Every string in a JSON value, depth first (what lexical search reads)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for inner in value.values():
-            yield from _leaves(inner)
-    elif isinstance(value, (list, tuple)):
-        for inner in value:
-            yield from _leaves(inner)
-
-
-class _Items:
+class _Items(ItemWriter):
     """What both stores do with a batch of ops, over one tenant of a memcommit store."""
 
-    def __init__(
-        self,
-        store: memcommit.Store,
-        *,
-        tenant: str,
-        index: IndexConfig | None,
-        clock: Callable[[], datetime] | None,
-        author: str,
-        kind: str,
-        as_of: Any = None,
-    ) -> None:
-        if not isinstance(store, memcommit.Store):
-            raise InvalidInput("store", store, "must be a memcommit.Store (memcommit.open(...))")
-        self.store = store
-        self.view = store.tenant(tenant)
-        self.embedder = None if index is None else _Embedder(index)
-        self.clock = clock
-        self.author = author
-        self.kind = kind
-        self.as_of = as_of
-
-    # -- reading -------------------------------------------------------------------
-
-    def now(self) -> datetime:
-        """The moment reads are at: the as_of commit's time, or the clock's."""
-        if isinstance(self.as_of, datetime):
-            return self.as_of
-        if self.as_of is not None:
-            return self.store.show(self.as_of).time
-        return (self.clock or _utc_now)()
-
-    def live(self, now: datetime, **where: Any) -> list[_Stored]:
+    def live(self, now: datetime, **where: Any) -> list[Stored]:
         """Items that hold at ``now`` (the tenant's, or those ``where`` selects)."""
         found = self.view.find(live=False, as_of=self.as_of, **where)
-        return [s for s in map(_Stored.of, found) if s is not None and s.memory.holds(now)]
+        return [s for s in map(Stored.of, found) if s is not None and s.memory.holds(now)]
 
-    def current(self, namespace: tuple[str, ...], key: str, now: datetime) -> _Stored | None:
+    def current(self, namespace: tuple[str, ...], key: str, now: datetime) -> Stored | None:
         found = self.live(now, scopes=[namespaces.scope_of(namespace)], key=key)
         return found[0] if found else None
 
@@ -220,7 +92,7 @@ class _Items:
             self.write(list(puts.values()))
         now = self.now()
         results: list[Result] = []
-        refresh: dict[str, _Stored] = {}
+        refresh: dict[str, Stored] = {}
         for op in ops:
             if isinstance(op, GetOp):
                 found = self.current(op.namespace, op.key, now)
@@ -243,7 +115,7 @@ class _Items:
         """The embedding of each search query of ``ops`` ({} without ``index=``)."""
         if self.embedder is None:
             return {}
-        queries = {op.query for op in ops if isinstance(op, SearchOp) and _asks(op)}
+        queries = {op.query for op in ops if isinstance(op, SearchOp) and asks(op)}
         embed = self.embedder.embeddings.embed_query
         return {query: list(map(float, embed(query))) for query in sorted(queries)}
 
@@ -252,17 +124,17 @@ class _Items:
         validate_op_namespace(op)
         if isinstance(op, PutOp):
             self.writable()
-            _text("key", op.key)
+            check_text("key", op.key)
             if op.value is not None:
                 self.fields(op)
         elif isinstance(op, GetOp):
-            _text("key", op.key)
+            check_text("key", op.key)
         elif isinstance(op, SearchOp):
             filters.check(op.filter)
             if op.query is not None and not isinstance(op.query, str):
                 raise InvalidInput("query", op.query, "must be text or None")
-            _count("limit", op.limit)
-            _count("offset", op.offset)
+            check_count("limit", op.limit)
+            check_count("offset", op.offset)
         elif isinstance(op, ListNamespacesOp):
             for condition in op.match_conditions or ():
                 if condition.match_type not in ("prefix", "suffix"):
@@ -270,15 +142,15 @@ class _Items:
                         "match_type", condition.match_type, "allowed: prefix, suffix"
                     )
             if op.max_depth is not None:
-                _count("max_depth", op.max_depth, least=1)
-            _count("limit", op.limit)
-            _count("offset", op.offset)
+                check_count("max_depth", op.max_depth, least=1)
+            check_count("limit", op.limit)
+            check_count("offset", op.offset)
         else:
             raise InvalidInput("ops", op, "must be GetOp, PutOp, SearchOp or ListNamespacesOp")
 
     def search(
         self, op: SearchOp, now: datetime, vectors: Mapping[str, list[float]]
-    ) -> list[tuple[_Stored, float | None]]:
+    ) -> list[tuple[Stored, float | None]]:
         """One page of the items under the prefix that pass the filter.
 
         With a query, the items recall selects come first, highest score first;
@@ -291,7 +163,7 @@ class _Items:
         scopes = self.scopes(prefix)
         need = op.offset + op.limit
 
-        def fits(s: _Stored | None) -> bool:
+        def fits(s: Stored | None) -> bool:
             return (
                 s is not None
                 and s.memory.holds(now)
@@ -299,9 +171,9 @@ class _Items:
                 and filters.matches(s.value, wanted)
             )
 
-        hits: list[tuple[_Stored, float | None]] = []
+        hits: list[tuple[Stored, float | None]] = []
         scored: set[str] = set()
-        if _asks(op) and scopes != []:
+        if asks(op) and scopes != []:
             query = op.query or ""
             for s, score in self.ranked(scopes, query, now, vectors.get(query), need):
                 if len(hits) >= need:
@@ -313,7 +185,7 @@ class _Items:
         while len(hits) < need and scopes != []:
             page = self.view.find(live=False, scopes=scopes, as_of=self.as_of, limit=_PAGE,
                                   after=after)  # fmt: skip
-            for s in map(_Stored.of, page):
+            for s in map(Stored.of, page):
                 if len(hits) < need and s is not None and s.memory.id not in scored and fits(s):
                     hits.append((s, None))
             if len(page) < _PAGE:
@@ -342,7 +214,7 @@ class _Items:
         now: datetime,
         vector: list[float] | None,
         first: int,
-    ) -> Iterator[tuple[_Stored, float | None]]:
+    ) -> Iterator[tuple[Stored, float | None]]:
         """The items recall selects for ``query`` in ``scopes``, highest score first.
 
         Recall packs at most ``first`` at once (at least one page), then four
@@ -354,8 +226,8 @@ class _Items:
         if vector is not None:
 
             def scorer(memory: Memory, _query: Any) -> float | None:
-                vectors = (_mark(memory) or {}).get("vectors") or []
-                return max((_cosine(vector, v) for v in vectors), default=None)
+                vectors = (item_mark(memory) or {}).get("vectors") or []
+                return max((cosine(vector, v) for v in vectors), default=None)
 
         cap, done = max(first, _PAGE), 0
         options = RecallOptions(
@@ -370,7 +242,7 @@ class _Items:
         while True:
             ctx = self.view.recall(query, options)
             for row in ctx.explanation.page(done, None, outcome="selected"):
-                stored = _Stored.of(row.memory)
+                stored = Stored.of(row.memory)
                 if stored is not None:
                     yield stored, row.score
             if len(ctx.selected) < cap:
@@ -385,134 +257,28 @@ class _Items:
             found = {ns for ns in found if namespaces.matches(ns, condition.path, at_end=at_end)}
         return namespaces.listing(found, max_depth=op.max_depth, limit=op.limit, offset=op.offset)
 
-    # -- writing -------------------------------------------------------------------
-
-    def writable(self) -> None:
-        if self.as_of is not None:
-            raise InvalidInput("as_of", self.as_of, "a store read as of a commit cannot write")
-
-    def write(self, puts: list[PutOp]) -> None:
-        """Every put and delete of a batch in one commit (none when nothing changes).
-
-        The items are read inside the commit, under the writers' lock, so a
-        concurrent writer's put of the same key is seen, never duplicated.
-        """
-        self.writable()
-        fields = {(op.namespace, op.key): self.fields(op) for op in puts if op.value is not None}
-        with self.view.commit(message=_message(puts), author=self.author,
-                              now=self._moment()) as tx:  # fmt: skip
-            at = tx.pending.time
-            found = self.newest({namespaces.scope_of(op.namespace) for op in puts})
-            for op in puts:
-                scope = namespaces.scope_of(op.namespace)
-                old = found.get((scope, op.key))
-                if op.value is None:
-                    if old is not None and old.memory.holds(at):
-                        tx.invalidate(old.memory.id)
-                    continue
-                content, mark = fields[(op.namespace, op.key)]
-                valid_to = None if op.ttl is None else _expiry(at, op.ttl)
-                if old is None or old.memory.status != "active":
-                    tx.add(content, kind=self.kind, scope=scope, key=op.key,
-                           metadata={MARK: mark}, valid_to=valid_to)  # fmt: skip
-                else:
-                    tx.update(old.memory.id, content=content, metadata={MARK: mark},
-                              valid_to=valid_to)  # fmt: skip
-
-    def newest(self, scopes: set[str]) -> dict[tuple[str, str], _Stored]:
-        """The newest memory of each item in ``scopes``, whatever its state."""
-        found = self.view.find(live=False, scopes=sorted(scopes))
-        return {(s.memory.scope, s.key): s for s in map(_Stored.of, found) if s is not None}
-
-    def fields(self, op: PutOp) -> tuple[str, dict[str, Any]]:
-        """The memory content and metadata that hold ``op``'s item."""
-        if not isinstance(op.value, Mapping):
-            raise InvalidInput("value", op.value, "must be a mapping (a JSON object) or None")
-        if op.ttl is not None and (
-            isinstance(op.ttl, bool)
-            or not isinstance(op.ttl, (int, float))
-            or not math.isfinite(op.ttl)
-            or op.ttl <= 0
-        ):
-            raise InvalidInput("ttl", op.ttl, "must be finite minutes > 0, or None")
-        if op.ttl is not None:
-            _expiry(self.now(), op.ttl)
-        _text("key", op.key)
-        value = dict(op.value)
-        try:
-            json.dumps(value)
-        except TypeError as error:
-            raise InvalidInput("value", op.value, f"must be JSON: {error}") from None
-        indexed = op.index is not False
-        mark: dict[str, Any] = {"key": op.key, "value": value, "indexed": indexed, "ttl": op.ttl}
-        if self.embedder is not None:
-            texts = self.embedder.texts(value, None if op.index in (None, False) else op.index)
-            if indexed:
-                mark["vectors"] = self.embedder.vectors(texts)
-        else:
-            texts = list(_leaves(value))
-        content = "\n".join(t for t in texts if t.strip()) or json.dumps(
-            value, sort_keys=True, ensure_ascii=False
-        )
-        return content, mark
-
-    def refresh(self, items: list[_Stored]) -> None:
-        """Move the expiry of items read with refresh_ttl, in one commit (none if none moves).
-
-        The items are read again inside the commit: one that a concurrent writer
-        changed or deleted since the read is left as that writer made it.
-        """
-        if not items or self.as_of is not None:
-            return
-        with self.view.commit(message="langgraph: refresh ttl", author=self.author,
-                              now=self._moment()) as tx:  # fmt: skip
-            at = tx.pending.time
-            newest = self.newest({s.memory.scope for s in items})
-            for s in items:
-                now = newest.get((s.memory.scope, s.key))
-                if now is None or now.memory.id != s.memory.id or now.ttl is None:
-                    continue
-                if now.memory.version != s.memory.version or not now.memory.holds(at):
-                    continue
-                tx.update(s.memory.id, valid_to=_expiry(at, now.ttl, clamp=True))
-
-    def purge(self, namespace: tuple[str, ...], key: str) -> None:
-        """Erase every memory that ever held the item (tombstones stay in history)."""
-        self.writable()
-        found = self.view.find(live=False, scopes=[namespaces.scope_of(namespace)], key=key)
-        mine = [m for m in found if _mark(m) is not None]
-        if not mine:
-            return
-        with self.view.commit(message=f"langgraph: purge {_where(namespace, key)}",
-                              author=self.author, now=self._moment()) as tx:  # fmt: skip
-            for m in mine:
-                tx.purge(m.id)
-
-    def _moment(self) -> datetime | None:
-        return None if self.clock is None else self.clock()
-
     # -- history -------------------------------------------------------------------
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[tuple[Memory, Item]]:
-        _text("key", key)
+        check_text("key", key)
         found = self.view.find(live=False, scopes=[namespaces.scope_of(namespace)], key=key)
         out = []
         for m in found:
-            if _mark(m) is None and m.status != "purged":
+            if item_mark(m) is None and m.status != "purged":
                 continue
             for version in self.view.history(m.id, as_of=self.as_of):
-                stored = _Stored.of(version)
+                stored = Stored.of(version)
                 if stored is not None:
                     out.append((version, stored.item()))
         return out
 
     def log(self, prefix: Sequence[str], limit: int | None) -> list[Commit]:
         if limit is not None:
-            _count("limit", limit)
+            check_count("limit", limit)
         ids = {
             m.id
             for m in self.view.find(live=False, as_of=self.as_of)
-            if (_mark(m) is not None or m.status == "purged")
+            if (item_mark(m) is not None or m.status == "purged")
             and namespaces.has_prefix(namespaces.namespace_of(m.scope), prefix)
         }
         out = []
@@ -526,50 +292,6 @@ class _Items:
                 if limit is not None and len(out) >= limit:
                     break
         return out
-
-
-def _asks(op: SearchOp) -> bool:
-    """True when the search has a query to rank by (not None, not blank)."""
-    return bool(op.query and op.query.strip())
-
-
-def _text(field: str, value: Any) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(field, value, "must be non-empty text")
-
-
-def _count(field: str, value: Any, *, least: int = 0) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise InvalidInput(field, value, f"must be an int >= {least}")
-
-
-#: The latest expiry a datetime can hold; a refresh past it stops there.
-_LAST = datetime.max.replace(tzinfo=timezone.utc)
-
-
-def _expiry(at: datetime, ttl: float, *, clamp: bool = False) -> datetime:
-    """``at`` plus ``ttl`` minutes; InvalidInput past the last datetime (unless ``clamp``)."""
-    try:
-        return at + timedelta(minutes=ttl)
-    except OverflowError:
-        if clamp:
-            return _LAST
-        raise InvalidInput(
-            "ttl", ttl, "must be finite minutes that end before year 10000"
-        ) from None
-
-
-def _where(namespace: tuple[str, ...], key: str) -> str:
-    return f"{namespaces.scope_of(namespace)}/{key}"
-
-
-def _message(puts: list[PutOp]) -> str:
-    if len(puts) == 1:
-        op = puts[0]
-        verb = "delete" if op.value is None else "put"
-        return f"langgraph: {verb} {_where(op.namespace, op.key)}"
-    deletes = sum(op.value is None for op in puts)
-    return f"langgraph: {len(puts) - deletes} puts, {deletes} deletes"
 
 
 class _MemcommitExtras:
@@ -717,3 +439,6 @@ class AsyncMemcommitStore(_MemcommitExtras, AsyncBatchedBaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run the ops on a worker thread: puts in one commit, then the reads."""
         return await asyncio.to_thread(self._items.run, list(ops))
+
+
+__all__ = ["MARK", "AsyncMemcommitStore", "MemcommitStore"]

@@ -9,42 +9,35 @@ tenant. Every read and write goes through ``store.tenant(name)``.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from dataclasses import fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memcommit.errors import InvalidInput, NotFound
-from memcommit.model import KINDS, Commit, Memory
+from memcommit.interfaces.request_ids import KEPT_ANSWERS, REQUEST_ORDER, REQUESTS, call_digest
+from memcommit.interfaces.task_tools import TaskTools
+from memcommit.interfaces.tool_fields import (
+    Importance,
+    Kind,
+    Metadata,
+    PoolSpec,
+    RequestId,
+    Scope,
+    Tags,
+    Text,
+)
+from memcommit.model import Commit, Memory
 from memcommit.store import StoreLike, Transaction
 from memcommit.tiers.memory import TieredMemory
 
 if TYPE_CHECKING:
     from memcommit.recall import RecallOptions
 
-Kind = Literal[KINDS]  # type: ignore[valid-type]
-Text = Annotated[str, Field(min_length=1, max_length=1_000_000)]
-Scope = Annotated[str, Field(min_length=1, description="Partition of memory, e.g. 'shared'.")]
-Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0 (trivia) to 1 (critical).")]
-Tags = Annotated[list[str], Field(description="Free-form labels.")]
-Metadata = Annotated[dict[str, Any] | None, Field(description="Any JSON object to keep alongside.")]
-
 #: How many excluded memories a recall shows by name; the rest are only counted.
 NEAR_MISSES = 5
-
-
-class PoolSpec(BaseModel):
-    """A reserved budget inside the context for some kinds of memory."""
-
-    name: Annotated[str, Field(min_length=1)]
-    max_tokens: Annotated[int, Field(ge=0)]
-    max_entries: Annotated[int, Field(ge=0)]
-    kinds: list[Kind] | None = Field(default=None, description="Kinds it draws from; all if null.")
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
@@ -100,41 +93,7 @@ def recall_options(
     return RecallOptions(tenant=tenant, budget=unit(budget), pools=pool_objects, **same)
 
 
-#: The state namespace where each write tool's call and answer are kept under its request id.
-REQUESTS = "mcp-calls"
-#: The state namespace of the order request ids came in: slot ``n % kept`` holds the n-th.
-REQUEST_ORDER = "mcp-call-order"
-#: How many request ids a tenant's answers are kept for: the newest ones; older ids are forgotten.
-KEPT_ANSWERS = 10_000
-RequestId = Annotated[
-    str | None,
-    Field(
-        min_length=1,
-        max_length=200,
-        description="Any unique string per intended write; a retry (the same tool with the"
-        " same arguments and this id) returns the first answer and writes nothing again.",
-    ),
-]
-
-
-class _Repeated(Exception):
-    """Raised inside a commit block to drop it: the request was answered before."""
-
-    def __init__(self, answer: dict[str, Any]) -> None:
-        self.answer = answer
-
-
-def call_digest(tool: str, arguments: Mapping[str, Any]) -> str:
-    """A digest of one tool call: equal for a retry, different for any other call.
-
-    Kept instead of the arguments themselves, so a stored call never holds the
-    text of a memory that is later purged.
-    """
-    text = json.dumps([tool, arguments], sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class AgentMemory:
+class AgentMemory(TaskTools):
     """One tenant's memory, as the operations an agent can call.
 
     ``kept_answers``: how many of the newest request ids keep their answer; a
@@ -157,71 +116,6 @@ class AgentMemory:
         self.view = store.tenant(tenant)
         #: The tenant's working memory; it maintains itself after each commit.
         self.tiers = TieredMemory(self.view)
-
-    def _commit(self, message: str) -> AbstractContextManager[Transaction]:
-        return self.view.commit(message=message, author=self.author)
-
-    def _answered(self, request_id: str | None, tool: str, digest: str) -> dict[str, Any] | None:
-        """The stored answer of this very call under ``request_id``, or None if the id is new.
-
-        The id of another call (another tool, or other arguments) is refused: a
-        reused id must never swallow a different write.
-        """
-        if request_id is None:
-            return None
-        earlier = self.view.state_get(REQUESTS, request_id)
-        if earlier is None:
-            return None
-        if earlier["call"] != digest:
-            raise InvalidInput(
-                "request_id",
-                request_id,
-                f"already answered a different call (of {earlier['tool']}); a retry repeats"
-                " the same tool with the same arguments, any other write needs a new request_id",
-            )
-        return dict(earlier["answer"])
-
-    def _keep(self, request_id: str, tool: str, digest: str, answer: dict[str, Any]) -> None:
-        """Store ``answer`` under ``request_id`` and forget the id that falls out of the window."""
-        view = self.view
-        n = int(view.state_get(REQUEST_ORDER, "next", 0))
-        slot = str(n % self.kept_answers)
-        oldest = view.state_get(REQUEST_ORDER, slot)
-        if oldest is not None:
-            view.state_delete(REQUESTS, oldest)
-        view.state_set(REQUEST_ORDER, slot, request_id)
-        view.state_set(REQUEST_ORDER, "next", n + 1)
-        view.state_set(REQUESTS, request_id, {"tool": tool, "call": digest, "answer": answer})
-
-    def _write(
-        self,
-        message: str,
-        request_id: str | None,
-        call: tuple[str, Mapping[str, Any]],
-        work: Callable[[Transaction], dict[str, Any]],
-    ) -> dict[str, Any]:
-        """``work(tx)`` in one commit; its answer gets the seq (None when it changed nothing).
-
-        ``call`` is the tool's name and arguments. With a ``request_id`` the
-        answer is stored in the same commit, and the same call finding one
-        stored (checked under the writers' lock) drops its commit and returns
-        that answer: a client retrying a call whose reply was lost never writes
-        twice. Another call under a known id is refused (`_answered`).
-        """
-        tool, arguments = call
-        digest = call_digest(tool, arguments)
-        try:
-            with self._commit(message) as tx:
-                earlier = self._answered(request_id, tool, digest)
-                if earlier is not None:
-                    raise _Repeated(earlier)
-                answer = {**work(tx)}
-                answer["commit"] = tx.pending.seq if tx.changed else None  # None: nothing landed
-                if request_id is not None:
-                    self._keep(request_id, tool, digest, answer)
-        except _Repeated as repeated:
-            return repeated.answer
-        return answer
 
     def remember(
         self,
@@ -423,80 +317,6 @@ class AgentMemory:
 
         return self._write(f"forget ({mode}) {id}", request_id, call, work)
 
-    def begin_task(
-        self,
-        task: Annotated[Text, Field(description="What you are about to do.")],
-        scope: Scope = "shared",
-        session: str | None = None,
-        metadata: Metadata = None,
-        request_id: RequestId = None,
-    ) -> dict[str, Any]:
-        """Start recording a task; add its steps with `add_step`, end it with `finish_task`.
-
-        Finished tasks are later compacted into one summary, so record the steps
-        that matter (what you tried, what failed, what worked).
-        """
-
-        def work(tx: Transaction) -> dict[str, Any]:
-            trace_id = tx.begin_trace(
-                task, tenant=self.tenant, scope=scope, session=session, metadata=metadata
-            )
-            tx.message = f"begin task {trace_id}"
-            return {"trace_id": trace_id}
-
-        arguments = {"task": task, "scope": scope, "session": session, "metadata": metadata}
-        return self._write("begin task", request_id, ("begin_task", arguments), work)
-
-    def add_step(
-        self,
-        trace_id: Annotated[str, Field(min_length=1, description="From begin_task.")],
-        content: Annotated[Text, Field(description="What happened in this step.")],
-        kind: Kind = "event",
-        importance: Importance = 0.5,
-        tags: Tags | None = None,
-        metadata: Metadata = None,
-        request_id: RequestId = None,
-    ) -> dict[str, Any]:
-        """Record one step of an open task, in order."""
-
-        def work(tx: Transaction) -> dict[str, Any]:
-            memory = tx.step(
-                trace_id,
-                content,
-                kind=kind,
-                importance=importance,
-                tags=tuple(tags or ()),
-                metadata=metadata,
-            )
-            tx.message = f"step {memory.step} of task {trace_id}: {memory.id}"
-            return {"id": memory.id, "step": memory.step}
-
-        arguments = {
-            "trace_id": trace_id,
-            "content": content,
-            "kind": kind,
-            "importance": importance,
-            "tags": tags,
-            "metadata": metadata,
-        }
-        return self._write("step", request_id, ("add_step", arguments), work)
-
-    def finish_task(
-        self,
-        trace_id: Annotated[str, Field(min_length=1, description="From begin_task.")],
-        status: Literal["finished", "failed"] = "finished",
-        request_id: RequestId = None,
-    ) -> dict[str, Any]:
-        """End a task as finished or failed; it becomes eligible for compaction."""
-        trace = self.view.trace(trace_id)
-
-        def work(tx: Transaction) -> dict[str, Any]:
-            tx.finish(trace_id, status=status)
-            return {"trace_id": trace_id, "status": status, "steps": len(trace.steps)}
-
-        call = ("finish_task", {"trace_id": trace_id, "status": status})
-        return self._write(f"{status} task {trace_id}", request_id, call, work)
-
     def touch(
         self,
         ids: Annotated[
@@ -555,3 +375,16 @@ TOOLS = (
     "touch",
     "log",
 )
+
+
+__all__ = [
+    "KEPT_ANSWERS",
+    "REQUESTS",
+    "REQUEST_ORDER",
+    "TOOLS",
+    "AgentMemory",
+    "PoolSpec",
+    "commit_json",
+    "memory_json",
+    "recall_options",
+]

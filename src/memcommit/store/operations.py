@@ -6,45 +6,27 @@
 
 from __future__ import annotations
 
-import functools
-import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from memcommit.errors import InvalidInput, NotFound
-from memcommit.model import KINDS, TIERS, Change, Commit, Memory, Trace, Usage
+from memcommit.model import KINDS, TIERS, Change, Commit, Memory
 from memcommit.store import validate as v
-from memcommit.store.backends.base import MemoryQuery, TraceRow
-from memcommit.store.core import Core, visible_commit
+from memcommit.store.api_part import reading
+from memcommit.store.backends.base import MemoryQuery
+from memcommit.store.core import visible_commit
 from memcommit.store.protocols import CommitRef
-from memcommit.store.transaction import TRACE_ENDINGS, Transaction
+from memcommit.store.state_api import UsesAndState
+from memcommit.store.trace_reads import TRACE_STATUSES, TraceReads
+from memcommit.store.transaction import Transaction
 
-TRACE_STATUSES = ("open", *TRACE_ENDINGS)
-F = TypeVar("F", bound=Callable[..., Any])
 _LOG_PAGE = 500
-_TRACE_PAGE = 1000  # traces whose members one read loads
 
 
-def _reading(fn: F) -> F:
-    """Run a read under the store's lock (a commit in another thread is never half seen)."""
-
-    @functools.wraps(fn)
-    def wrapper(self: StoreApi, *args: Any, **kwargs: Any) -> Any:
-        core = self._core
-        with core.lock:
-            core.check_open()
-            return fn(self, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-class StoreApi:
+class StoreApi(UsesAndState, TraceReads):
     """Commits, reads, hooks, use counts and state; see `memcommit.store.Store`."""
-
-    _core: Core
-    _only: str | None
 
     # -- writing -------------------------------------------------------------------
 
@@ -82,89 +64,9 @@ class StoreApi:
         """
         return self._core.subscribe(fn, self._only)
 
-    def record_uses(
-        self, ids: Iterable[str], *, state: Mapping[tuple[str, str], Any] | None = None
-    ) -> dict[str, Usage]:
-        """Count one use of each id (repeats count again), one logical tick per use.
-
-        No new memory version is written: uses are bookkeeping for the tiers.
-        ``state`` ({(namespace, key): JSON value}) is stored as `state_set` would,
-        in the same transaction: counters kept beside the uses land with them. A
-        value may be a callable instead, from the stored value (None if none) to
-        the new one, called inside the write: concurrent increments are never lost.
-        """
-        counted = v.names("ids", ids)
-        if counted is None:
-            raise InvalidInput("ids", ids, "must be a list of memory ids")
-        if not isinstance(state, Mapping | None) or any(
-            not isinstance(name, tuple) or len(name) != 2 for name in state or ()
-        ):
-            raise InvalidInput("state", state, "must map (namespace, key) pairs to JSON values")
-        writes = [
-            (
-                self._namespace(namespace),
-                v.text("key", key),
-                value if callable(value) else v.json_value("value", value),
-            )
-            for (namespace, key), value in (state or {}).items()
-        ]
-        self._require(set(counted))
-        with self._core.writing() as backend:
-            for namespace, key, text in writes:
-                if callable(text):  # an update of the stored value, under the write lock
-                    old = backend.state_get(namespace, key)
-                    text = v.json_value("value", text(None if old is None else json.loads(old)))
-                backend.state_set(namespace, key, text)
-            return backend.record_uses(counted)
-
-    @_reading
-    def usage(self, ids: Iterable[str] | None = None) -> dict[str, Usage]:
-        """Use counts by id (every counted memory when ``ids`` is None)."""
-        ids = v.names("ids", ids)
-        found = self._core.backend.usage(ids)
-        if self._only is not None and found:
-            mine = self._core.backend.memories(MemoryQuery(ids=list(found), tenant=self._only))
-            keep = {m.id for m in mine}
-            found = {k: u for k, u in found.items() if k in keep}
-        return found
-
-    @_reading
-    def state_get(self, namespace: str, key: str, default: Any = None) -> Any:
-        """The JSON value stored under (namespace, key), or ``default``."""
-        text = self._core.backend.state_get(self._namespace(namespace), v.text("key", key))
-        return default if text is None else json.loads(text)
-
-    def state_set(self, namespace: str, key: str, value: Any) -> None:
-        """Store a JSON value under (namespace, key); it survives reopening.
-
-        A namespace is text without "/". A tenant view's state is its own: no
-        other view reads or writes it, whatever the names.
-        """
-        ns = self._namespace(namespace)
-        v.text("key", key)
-        text = v.json_value("value", value)
-        with self._core.writing() as backend:
-            backend.state_set(ns, key, text)
-
-    def state_delete(self, namespace: str, key: str) -> None:
-        """Remove the value under (namespace, key), if any: state a caller keeps bounded."""
-        ns = self._namespace(namespace)
-        v.text("key", key)
-        with self._core.writing() as backend:
-            backend.state_delete(ns, key)
-
-    def _namespace(self, namespace: str) -> str:
-        """The stored namespace: a view's is ``tenant:<name>/<namespace>``, one per pair.
-
-        Namespaces hold no "/" (`validate.namespace`), so the last "/" splits the
-        stored name back into its tenant and namespace: no view reaches another's.
-        """
-        v.namespace(namespace)
-        return namespace if self._only is None else f"tenant:{self._only}/{namespace}"
-
     # -- reading memories ----------------------------------------------------------
 
-    @_reading
+    @reading
     def get(self, id: str, *, as_of: CommitRef | None = None) -> Memory:
         """The memory ``id`` (its latest version, or the one current at ``as_of``)."""
         v.text("id", id)
@@ -175,7 +77,7 @@ class StoreApi:
             raise NotFound("id", id)
         return found[0]
 
-    @_reading
+    @reading
     def find(
         self,
         *,
@@ -235,7 +137,7 @@ class StoreApi:
             )
         )
 
-    @_reading
+    @reading
     def history(self, memory_id: str, *, as_of: CommitRef | None = None) -> list[Memory]:
         """Every version of one memory, oldest first (those written up to ``as_of``)."""
         versions = self._core.backend.history(v.text("memory_id", memory_id))
@@ -248,7 +150,7 @@ class StoreApi:
 
     # -- reading commits -----------------------------------------------------------
 
-    @_reading
+    @reading
     def log(self, *, limit: int | None = None, as_of: CommitRef | None = None) -> list[Commit]:
         """Commits, newest first (up to the as_of commit)."""
         core = self._core
@@ -265,7 +167,7 @@ class StoreApi:
             upto = page[-1][0].seq - 1
         return out[:limit]
 
-    @_reading
+    @reading
     def show(self, commit: CommitRef) -> Commit:
         """One commit with its changes, by seq, id or Commit."""
         core = self._core
@@ -277,7 +179,7 @@ class StoreApi:
         return found
 
     @property
-    @_reading
+    @reading
     def head(self) -> Commit | None:
         """The newest commit (this view's newest, for a tenant view), or None."""
         if self._only is None:
@@ -287,7 +189,7 @@ class StoreApi:
         return newest[0] if newest else None
 
     @property
-    @_reading
+    @reading
     def head_seq(self) -> int:
         """The seq of the store's newest commit (0 when empty): one indexed read, no changes.
 
@@ -299,7 +201,7 @@ class StoreApi:
         tip = self._core.tip()
         return tip[0] if tip else 0
 
-    @_reading
+    @reading
     def tier_counts(
         self, *, tiers: Iterable[str] | None = None, always: bool | None = None
     ) -> dict[tuple[str, str, str], int]:
@@ -312,7 +214,7 @@ class StoreApi:
             v.flag("always", always)
         return self._core.backend.tier_counts(v.names("tiers", tiers, TIERS), self._only, always)
 
-    @_reading
+    @reading
     def diff(self, a: CommitRef, b: CommitRef | None = None) -> list[Change]:
         """Every change after commit ``a`` up to and including commit ``b`` (default: head).
 
@@ -336,97 +238,6 @@ class StoreApi:
     def _filter(self, commit: Commit, tenants: list[str | None]) -> Commit | None:
         return visible_commit(commit, tenants, self._only)
 
-    # -- traces --------------------------------------------------------------------
-
-    @_reading
-    def trace(self, trace_id: str, *, as_of: CommitRef | None = None) -> Trace:
-        """A trace with its root and ordered steps, as it stood at ``as_of``."""
-        core = self._core
-        seq = core.seq(as_of)
-        rows = core.backend.traces(ids=[v.text("trace_id", trace_id)], as_of=seq)
-        if not rows or not self._visible(rows[0].tenant):
-            raise NotFound("trace_id", trace_id)
-        return self._trace(rows[0], seq)
-
-    @_reading
-    def traces(
-        self,
-        *,
-        tenant: str | None = None,
-        status: str | None = None,
-        as_of: CommitRef | None = None,
-        unmarked: str | None = None,
-        after: str | None = None,
-        limit: int | None = None,
-    ) -> list[Trace]:
-        """Traces in the order they began, optionally of one tenant and status.
-
-        ``unmarked`` keeps only traces whose root has no metadata key of that
-        name (the Compactor marks compacted roots with "compacted_into", so
-        ``unmarked="compacted_into"`` lists the traces not compacted yet).
-        ``after`` (a trace id) and ``limit`` page through a long listing: pass
-        the last trace of one page as ``after`` to get the next. Every filter
-        runs in the backend, and the members of a page load in one read.
-        """
-        core = self._core
-        tenant = v.optional_text("tenant", tenant)
-        if status is not None and status not in TRACE_STATUSES:
-            raise InvalidInput("status", status, f"must be one of {', '.join(TRACE_STATUSES)}")
-        if self._only is not None:
-            if tenant is not None and tenant != self._only:
-                raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
-            tenant = self._only
-        unmarked = v.optional_text("unmarked", unmarked)
-        after = v.optional_text("after", after)
-        limit = v.limit(limit)
-        seq = core.seq(as_of)
-        if after is not None:
-            found = core.backend.traces(ids=[after], tenant=tenant)
-            if not found:
-                raise NotFound("after", after)
-        rows = core.backend.traces(
-            tenant=tenant, as_of=seq, status=status, unmarked=unmarked, after=after, limit=limit
-        )
-        out: list[Trace] = []
-        for start in range(0, len(rows), _TRACE_PAGE):
-            out += self._traces(rows[start : start + _TRACE_PAGE], seq)
-        return out
-
-    def _trace(self, row: TraceRow, seq: int | None) -> Trace:
-        return self._traces([row], seq)[0]
-
-    def _traces(self, rows: list[TraceRow], seq: int | None) -> list[Trace]:
-        """Traces with their root and steps, the members of all of them read at once."""
-        if not rows:
-            return []
-        if len(rows) == 1:
-            members = self._core.backend.memories(MemoryQuery(trace=rows[0].id, as_of=seq))
-        else:
-            members = self._core.backend.memories(
-                MemoryQuery(traces=[r.id for r in rows], as_of=seq)
-            )
-        by_trace: dict[str, list[Memory]] = {r.id: [] for r in rows}
-        for m in members:
-            by_trace[m.trace_id].append(m)  # type: ignore[index]
-        out = []
-        for row in rows:
-            status, ended = row.status, row.ended_at
-            if seq is not None and row.ended_seq is not None and row.ended_seq > seq:
-                status, ended = "open", None
-            root, *steps = by_trace[row.id]  # in step order: the root (step 0) first
-            trace = Trace(
-                id=row.id,
-                tenant=row.tenant,
-                scope=row.scope,
-                status=status,
-                root=root,
-                steps=tuple(steps),
-                started_at=row.started_at,
-                ended_at=ended,
-            )
-            out.append(trace)
-        return out
-
     # -- the rest ------------------------------------------------------------------
 
     def recall(self, query: str, options: Any = None, **kw: Any) -> Any:
@@ -445,17 +256,5 @@ class StoreApi:
         """Make ``view.recall(query, ...)`` call ``recaller(view, query, ...)``."""
         StoreApi._recaller = recaller
 
-    def _visible(self, tenant: str) -> bool:
-        return self._only is None or tenant == self._only
 
-    @_reading
-    def _require(self, ids: set[str]) -> None:
-        """NotFound for the first id that is not a memory this API can see."""
-        backend = self._core.backend
-        if self._only is None:  # existence alone: no row is decoded
-            found = set(backend.versions(list(ids)))
-        else:
-            found = {m.id for m in backend.memories(MemoryQuery(ids=list(ids), tenant=self._only))}
-        missing = ids - found
-        if missing:
-            raise NotFound("ids", sorted(missing)[0])
+__all__ = ["TRACE_STATUSES", "StoreApi"]

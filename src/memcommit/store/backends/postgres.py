@@ -17,13 +17,12 @@ Options of ``open()``: ``schema`` (default "memcommit"; created on open),
 
 from __future__ import annotations
 
-import re
 import threading
 import zlib
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import psycopg
 from psycopg import sql
@@ -31,15 +30,15 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memcommit.errors import BackendError, InvalidInput, Unavailable
 from memcommit.model import Commit
-from memcommit.store.backends import postgres_scrub, register
+from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch, user_cache
-from memcommit.store.backends.chain import Chained, seal_history
-from memcommit.store.backends.migrations import CHAIN_MIGRATION, missing, require_current, upgrade
+from memcommit.store.backends.chain import Chained
+from memcommit.store.backends.postgres_errors import lost, mapped, translated
+from memcommit.store.backends.postgres_schema import LEDGER, SchemaUpkeep
+from memcommit.store.backends.postgres_url import DEFAULT_SCHEMA, shown, split_target
 from memcommit.store.validate import flag
 
-DEFAULT_SCHEMA = "memcommit"
-_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 _LOCK_SPACE = 0x6D656D63  # "memc": first key of every advisory lock memcommit takes
 #: Above this many new versions a commit streams them with COPY instead of INSERTs; up
 #: to it, `sql.writes` makes the rows (and the hash) at once, so they can wait in the queue.
@@ -47,13 +46,6 @@ _COPY_FROM = common.SEAL_FIRST
 _COPY_VERSIONS = f"COPY versions ({common.names(common.VERSION_ROW)}) FROM STDIN"
 #: Where the hash sits in the tip row `begin` reads (every commit column but the changes).
 _TIP_HASH = [c.name for c in common.COMMIT].index("hash")
-#: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
-_GONE = ("08", "57P01", "57P02", "57P03")
-#: The ledger of applied migrations (`migrations.upgrade`).
-LEDGER = (
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
-    " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-)
 
 T = TypeVar("T")
 
@@ -81,73 +73,7 @@ CHECKS = common.invariants(
 )
 
 
-def _translated(exc: BaseException) -> BackendError:
-    """The memcommit error for a psycopg (or pool) error."""
-    if isinstance(exc, PoolTimeout):
-        return Unavailable(f"postgresql: no connection to the server: {exc}")
-    state = getattr(exc, "sqlstate", None)
-    gone = isinstance(exc, psycopg.InterfaceError) or (
-        isinstance(exc, psycopg.OperationalError) and (state is None or state.startswith(_GONE))
-    )
-    text = str(exc).strip() or type(exc).__name__
-    return Unavailable(f"postgresql: {text}") if gone else BackendError(f"postgresql: {text}")
-
-
-_mapped = common.translating((psycopg.Error, PoolTimeout), lambda _, exc: _translated(exc))
-
-
-def _lost(exc: BaseException, conn: psycopg.Connection) -> bool:
-    """True when ``exc`` came from a connection that is now unusable (worth one more try)."""
-    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and conn.closed
-
-
-def split_target(target: str, schema: str | None, connect_timeout: float) -> tuple[str, str]:
-    """(libpq conninfo URL, schema) from a ``postgresql://`` target and the open() options.
-
-    ``?schema=`` is ours, not libpq's, so it is taken out of the URL; a
-    ``connect_timeout`` is added unless the URL sets one, so an unreachable
-    server fails the open instead of hanging it.
-    """
-    try:
-        parts = urlsplit(target)
-    except ValueError as exc:  # e.g. "postgresql://[bad/db": an unclosed IPv6 bracket
-        masked = re.sub(r"(://[^/@:]*:)[^/@]*@", r"\1***@", target)
-        raise InvalidInput("target", masked, f"is not a valid URL ({exc})") from None
-    params = parse_qsl(parts.query, keep_blank_values=True)
-    named = [value for key, value in params if key == "schema"]
-    if len(set(named)) > 1 or (named and schema is not None and named[0] != schema):
-        raise InvalidInput(
-            "schema", schema or named, "the URL and the option name different schemas"
-        )
-    chosen = schema if schema is not None else (named[0] if named else DEFAULT_SCHEMA)
-    if not isinstance(chosen, str) or not _SCHEMA_NAME.match(chosen):
-        raise InvalidInput(
-            "schema", chosen, "must be 1-63 letters, digits or _, not starting with a digit"
-        )
-    if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, int | float):
-        raise InvalidInput("connect_timeout", connect_timeout, "must be a number of seconds")
-    if not 0 < connect_timeout <= 3600:
-        raise InvalidInput("connect_timeout", connect_timeout, "must be between 0 and 3600 seconds")
-    kept = [(key, value) for key, value in params if key != "schema"]
-    if not any(key == "connect_timeout" for key, _ in kept):
-        kept.append(("connect_timeout", str(max(1, round(connect_timeout)))))
-    return urlunsplit(parts._replace(query=urlencode(kept, quote_via=quote))), chosen
-
-
-def shown(conninfo: str) -> str:
-    """The URL without its password (in the address or a ``?password=``), for messages."""
-    parts = urlsplit(conninfo)
-    params = parse_qsl(parts.query, keep_blank_values=True)
-    if any(key == "password" for key, _ in params):
-        masked = [(key, "***" if key == "password" else value) for key, value in params]
-        parts = parts._replace(query=urlencode(masked, quote_via=quote, safe="*"))
-    if parts.password is not None:
-        host = parts.netloc.rpartition("@")[2]
-        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
-    return urlunsplit(parts)
-
-
-class PostgresBackend(Chained, common.SQLBackend):
+class PostgresBackend(SchemaUpkeep, Chained, common.SQLBackend):
     """Commits and memory versions in one schema of a PostgreSQL database."""
 
     dialect = POSTGRES
@@ -206,7 +132,7 @@ class PostgresBackend(Chained, common.SQLBackend):
                 else:
                     self._migrate(conn, progress)
         except psycopg.Error as exc:
-            kind = type(_translated(exc))
+            kind = type(translated(exc))
             raise kind(f"postgresql: cannot open {self.target}: {str(exc).strip()}") from exc
         self._pool = ConnectionPool(
             conninfo,
@@ -231,63 +157,6 @@ class PostgresBackend(Chained, common.SQLBackend):
         )
         self._queued: list[common.Writes] = []  # row writes of the open tx not sent yet
 
-    def _configure(self, conn: psycopg.Connection) -> None:
-        conn.execute(self._setup)
-
-    def _migrate(
-        self, conn: psycopg.Connection, progress: Callable[[int, int], None] | None
-    ) -> None:
-        """Create the schema and apply the migrations it lacks, under the writers' lock.
-
-        A schema with every migration applied opens without the lock: a long
-        commit or an export holds it throughout, and an open (an MCP server
-        starting, a reader) must not wait for it, let alone time out. Whether
-        anything is missing is asked again under the lock before applying it. A
-        store that had history before the hash chain has it hashed once, in the
-        same transaction (``progress(done, rows)`` hears of it).
-        """
-        applied = self._applied(conn)
-        if applied is not None and not missing("postgres", applied, self.target):
-            return
-        with conn.transaction():
-            conn.execute(self._lock_wait.encode())
-            conn.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
-            )
-
-            def run(text: str, params: Sequence[Any]) -> psycopg.Cursor[Any]:
-                # a script of many statements goes without parameters (simple query protocol)
-                return conn.execute(text.encode(), params or None)
-
-            applied = upgrade("postgres", self.target, run, ledger=LEDGER, mark="%s")
-            if CHAIN_MIGRATION in applied:
-
-                def write_all(text: str, rows: Iterable[Sequence[Any]]) -> None:
-                    with conn.cursor() as cur:
-                        cur.executemany(text.encode(), list(rows))
-
-                seal_history(
-                    self.rows,
-                    lambda text, params: conn.execute(text.encode(), params).fetchall(),
-                    write_all,
-                    progress,
-                )
-
-    def _applied(self, conn: psycopg.Connection) -> list[int] | None:
-        """The migrations the schema records (None: it has no ``schema_migrations`` table)."""
-        found = conn.execute(
-            "SELECT 1 FROM information_schema.tables"
-            " WHERE table_schema = %s AND table_name = 'schema_migrations'",
-            (self.schema,),
-        ).fetchone()
-        if not found:
-            return None
-        return [n for (n,) in conn.execute("SELECT version FROM schema_migrations")]
-
-    def _require_current(self, conn: psycopg.Connection) -> None:
-        """For a read-only open: the schema must exist with every migration applied."""
-        require_current("postgres", self._applied(conn), self.target)
-
     # -- connections ---------------------------------------------------------------
 
     def _mine(self) -> bool:
@@ -308,7 +177,7 @@ class PostgresBackend(Chained, common.SQLBackend):
             try:
                 return work(conn)
             except psycopg.Error as exc:
-                if not _lost(exc, conn) or attempt == self._pool.max_size:
+                if not lost(exc, conn) or attempt == self._pool.max_size:
                     raise
             finally:
                 self._pool.putconn(conn)
@@ -316,7 +185,7 @@ class PostgresBackend(Chained, common.SQLBackend):
 
     # -- the write transaction -----------------------------------------------------
 
-    @_mapped
+    @mapped
     def begin(self) -> None:
         for attempt in range(self._pool.max_size + 1):
             conn = self._pool.getconn()
@@ -333,14 +202,14 @@ class PostgresBackend(Chained, common.SQLBackend):
                 ) from exc
             except psycopg.Error as exc:
                 self._pool.putconn(conn)
-                if not _lost(exc, conn) or attempt == self._pool.max_size:
+                if not lost(exc, conn) or attempt == self._pool.max_size:
                     raise
                 continue
             self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
             self._tip, self._sealed = tip or (), None
             return
 
-    @_mapped
+    @mapped
     def begin_read(self) -> None:
         """A repeatable-read, read-only transaction: one snapshot, no advisory lock."""
         conn = self._pool.getconn()
@@ -380,7 +249,7 @@ class PostgresBackend(Chained, common.SQLBackend):
                         cur.execute(text, row)
             self._sealed = (c.seq, w.hash())
         except psycopg.Error as exc:
-            error = _translated(exc)
+            error = translated(exc)
             if isinstance(error, Unavailable):
                 raise Unavailable(
                     f"postgresql: connection lost while writing commit {c.seq};"
@@ -412,7 +281,7 @@ class PostgresBackend(Chained, common.SQLBackend):
         try:
             self._send(conn, commit=True)
         except psycopg.Error as exc:
-            error = _translated(exc)
+            error = translated(exc)
             if not isinstance(error, Unavailable) or pending is None:
                 raise error from exc
             try:
@@ -431,7 +300,7 @@ class PostgresBackend(Chained, common.SQLBackend):
         finally:
             self._release()
 
-    @_mapped
+    @mapped
     def _landed(self, seq: int, commit_id: str) -> bool:
         """Whether commit ``seq`` is stored, asked once the lost transaction has surely ended.
 
@@ -499,12 +368,12 @@ class PostgresBackend(Chained, common.SQLBackend):
             changes=changes,
         )
 
-    @_mapped
+    @mapped
     def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         encoded = text.encode()
         return self._run(lambda c: c.execute(encoded, params).fetchall())
 
-    @_mapped
+    @mapped
     def _write_all(self, text: str, rows: Iterable[Sequence[Any]]) -> None:
         encoded, many = text.encode(), list(rows)
 
@@ -513,14 +382,6 @@ class PostgresBackend(Chained, common.SQLBackend):
                 cur.executemany(encoded, many)
 
         self._run(run)
-
-    @_mapped
-    def scrub(self, tenants: Collection[str] | None = None) -> bool:
-        """Rewrite the versions partitions of ``tenants`` (all: None): `postgres_scrub`."""
-        # A session of its own: a pooled one may be the very snapshot that keeps the rows.
-        with psycopg.connect(self._conninfo, autocommit=True) as conn:
-            self._configure(conn)
-            return postgres_scrub.scrub(conn, tenants, patience=self.lock_timeout)
 
     def cache_dir(self, name: str, key: str) -> Path | None:
         """In the user's cache, by the store's identity: every URL spelling of it shares one."""
@@ -534,3 +395,6 @@ class PostgresBackend(Chained, common.SQLBackend):
 
 register("postgresql", PostgresBackend)
 register("postgres", PostgresBackend)
+
+
+__all__ = ["DEFAULT_SCHEMA", "LEDGER", "POSTGRES", "PostgresBackend", "shown", "split_target"]

@@ -18,8 +18,8 @@ is what Python's ``json.dumps(value, separators=(",", ":"))`` writes:
 
 Purge erases a version's body and its salt and keeps the body hash (``erased``):
 the digest still verifies, and without the salt the hash confirms no guess of
-what was erased. The encoders are compiled from the column table (`sql.MEMORY`),
-as `sql.Rows` compiles its row codecs, so a new column is covered by itself.
+what was erased. The encoders are compiled from the column table (`tables.MEMORY`),
+as `rows.Rows` compiles its row codecs, so a new column is covered by itself.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class Encoders:
     string is always quoted, so a value of the wrong type, as an attacker may store it,
     never encodes like a right one), ``typed_head`` trusts each field's type (a version
     being written: its fields were checked) and is faster. ``body`` and both heads are
-    f-string texts over the field names, for `sql.Rows` to compile into its encoders.
+    f-string texts over the field names, for `rows.Rows` to compile into its encoders.
     """
 
     def __init__(self, columns: Sequence[Any], *, times_are_text: bool) -> None:

@@ -1,0 +1,115 @@
+"""Writes an agent can retry: each tool call's answer kept under its request id, in its commit.
+
+A client whose reply was lost calls the same tool again with the same
+``request_id``; `AnsweredWrites._write` finds the answer stored by the first
+call (under the writers' lock) and returns it without writing twice. Only the
+newest ``kept_answers`` ids keep theirs: a ring of slots in the tenant's state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any
+
+from memcommit.errors import InvalidInput
+from memcommit.store import TenantViewLike, Transaction
+
+#: The state namespace where each write tool's call and answer are kept under its request id.
+REQUESTS = "mcp-calls"
+#: The state namespace of the order request ids came in: slot ``n % kept`` holds the n-th.
+REQUEST_ORDER = "mcp-call-order"
+#: How many request ids a tenant's answers are kept for: the newest ones; older ids are forgotten.
+KEPT_ANSWERS = 10_000
+
+
+class _Repeated(Exception):
+    """Raised inside a commit block to drop it: the request was answered before."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
+
+
+def call_digest(tool: str, arguments: Mapping[str, Any]) -> str:
+    """A digest of one tool call: equal for a retry, different for any other call.
+
+    Kept instead of the arguments themselves, so a stored call never holds the
+    text of a memory that is later purged.
+    """
+    text = json.dumps([tool, arguments], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class AnsweredWrites:
+    """The commits of the write tools, each answered once per request id."""
+
+    view: TenantViewLike
+    author: str
+    kept_answers: int
+
+    def _commit(self, message: str) -> AbstractContextManager[Transaction]:
+        return self.view.commit(message=message, author=self.author)
+
+    def _answered(self, request_id: str | None, tool: str, digest: str) -> dict[str, Any] | None:
+        """The stored answer of this very call under ``request_id``, or None if the id is new.
+
+        The id of another call (another tool, or other arguments) is refused: a
+        reused id must never swallow a different write.
+        """
+        if request_id is None:
+            return None
+        earlier = self.view.state_get(REQUESTS, request_id)
+        if earlier is None:
+            return None
+        if earlier["call"] != digest:
+            raise InvalidInput(
+                "request_id",
+                request_id,
+                f"already answered a different call (of {earlier['tool']}); a retry repeats"
+                " the same tool with the same arguments, any other write needs a new request_id",
+            )
+        return dict(earlier["answer"])
+
+    def _keep(self, request_id: str, tool: str, digest: str, answer: dict[str, Any]) -> None:
+        """Store ``answer`` under ``request_id`` and forget the id that falls out of the window."""
+        view = self.view
+        n = int(view.state_get(REQUEST_ORDER, "next", 0))
+        slot = str(n % self.kept_answers)
+        oldest = view.state_get(REQUEST_ORDER, slot)
+        if oldest is not None:
+            view.state_delete(REQUESTS, oldest)
+        view.state_set(REQUEST_ORDER, slot, request_id)
+        view.state_set(REQUEST_ORDER, "next", n + 1)
+        view.state_set(REQUESTS, request_id, {"tool": tool, "call": digest, "answer": answer})
+
+    def _write(
+        self,
+        message: str,
+        request_id: str | None,
+        call: tuple[str, Mapping[str, Any]],
+        work: Callable[[Transaction], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """``work(tx)`` in one commit; its answer gets the seq (None when it changed nothing).
+
+        ``call`` is the tool's name and arguments. With a ``request_id`` the
+        answer is stored in the same commit, and the same call finding one
+        stored (checked under the writers' lock) drops its commit and returns
+        that answer: a client retrying a call whose reply was lost never writes
+        twice. Another call under a known id is refused (`_answered`).
+        """
+        tool, arguments = call
+        digest = call_digest(tool, arguments)
+        try:
+            with self._commit(message) as tx:
+                earlier = self._answered(request_id, tool, digest)
+                if earlier is not None:
+                    raise _Repeated(earlier)
+                answer = {**work(tx)}
+                answer["commit"] = tx.pending.seq if tx.changed else None  # None: nothing landed
+                if request_id is not None:
+                    self._keep(request_id, tool, digest, answer)
+        except _Repeated as repeated:
+            return repeated.answer
+        return answer

@@ -1,0 +1,315 @@
+"""A commit's buffer: what a transaction holds between its first change and its write.
+
+`Buffer` keeps each id's newest version (stored or pending), the versions and
+changes made so far, and turns them into one `Batch` when the block ends. It
+reads stored memories through the backend once per id, and holds every version
+as a plain field dict (`frozen`), so a bulk commit of 100,000 memories costs the
+garbage collector nothing. The operations on top live in `transaction`,
+`tier_moves` and `trace_steps`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from memcommit import inputs
+from memcommit.errors import InvalidInput, NotFound, Purged
+from memcommit.model import Commit, Memory
+from memcommit.store import validate as v
+from memcommit.store.backends.base import Backend, Batch, MemoryQuery, TraceRow
+from memcommit.store.ids import new_id
+from memcommit.store.records import change, fields_of, memory
+from memcommit.store.records import commit as make_commit
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The commit a transaction will land: known before any change is made."""
+
+    seq: int
+    id: str
+    parent: str | None
+    time: datetime
+    author: str
+    message: str
+
+
+class Buffer:
+    """The state of one commit in the making, and the lookups every operation shares."""
+
+    def __init__(
+        self, backend: Backend, pending: Pending, *, tenant: str | None, max_content_bytes: int
+    ) -> None:
+        self._only = tenant  # set for a tenant view: every read and write stays in it
+        self._backend = backend
+        self._limit = max_content_bytes
+        self.pending = pending
+        self.result: Commit | None = None
+        # Buffers hold each version's field dict (see `frozen`) and each change as a
+        # tuple, not objects: atomic-valued dicts and tuples are untracked by the garbage
+        # collector, so a bulk commit of 100,000 memories does not make every collection
+        # walk them all.
+        self._latest: dict[str, dict[str, Any]] = {}  # id -> newest version, stored or pending
+        self._base: dict[str, int] = {}  # id -> version current before this commit
+        self._versions: list[dict[str, Any]] = []
+        self._changes: list[tuple[str, str, int | None, dict[str, Any] | None]] = []
+        self._tenants: list[str | None] = []
+        self._purges: list[str] = []
+        self._stored_metadata: dict[
+            str, dict[str, Mapping[str, Any]]
+        ] = {}  # tenant -> id -> metadata
+        self._traces: dict[str, TraceRow] = {}
+        self.deferred: list[Callable[[], Any]] = []
+        self.closed = False  # set when the block ends: later calls would be lost
+
+    @property
+    def message(self) -> str:
+        """The commit's message; assign ``tx.message = ...`` inside the block to change it."""
+        return self.pending.message
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self._check_open()
+        self.pending = replace(self.pending, message=inputs.message(value))
+
+    def _new_memory(
+        self,
+        content: Any,
+        *,
+        kind: Any = "fact",
+        scope: Any = "shared",
+        tenant: Any = None,
+        session: Any = None,
+        key: Any = None,
+        importance: Any = 0.5,
+        tags: Any = (),
+        project: Any = None,
+        always: Any = False,
+        token_count: Any = None,
+        metadata: Any = None,
+        valid_from: Any = None,
+        valid_to: Any = None,
+        id: Any = None,
+        tier: Any = "short",
+        trace_id: str | None = None,
+        step: int | None = None,
+    ) -> Memory:
+        """Version 1 of a new memory, every field checked (the arguments are the caller's)."""
+        p = self.pending
+        if valid_from is not None or valid_to is not None:
+            valid_from = v.moment("valid_from", valid_from)
+            valid_to = v.moment("valid_to", valid_to)
+            v.window(valid_from, valid_to)
+        if id is None:
+            id = new_id()
+        else:
+            v.text("id", id)
+            if self._only is not None:  # ids are global: a view's answer would reveal others'
+                raise InvalidInput(
+                    "id", id, "a tenant view chooses ids itself; pass ids through the store"
+                )
+            if id in self._latest or self._stored(id) is not None:
+                raise InvalidInput("id", id, "a memory with this id already exists")
+        return memory(
+            {
+                "id": id,
+                "content": v.content(content, self._limit),
+                "kind": v.kind(kind),
+                "scope": v.text("scope", scope),
+                "tenant": self._tenant_of(tenant),
+                "session": None if session is None else v.text("session", session),
+                "key": None if key is None else v.text("key", key),
+                "importance": v.importance(importance),
+                "tags": v.tags(tags),
+                "project": None if project is None else v.text("project", project),
+                "always": v.flag("always", always),
+                "token_count": None if token_count is None else v.count("token_count", token_count),
+                "trace_id": trace_id,
+                "step": step,
+                "metadata": {} if metadata is None else v.metadata(metadata),
+                "valid_from": valid_from,
+                "valid_to": valid_to,
+                "superseded_by": None,
+                "status": "active",
+                "tier": v.tier(tier),
+                "version": 1,
+                "created_at": p.time,
+                "created_commit": p.seq,
+                "updated_at": p.time,
+                "updated_commit": p.seq,
+            }
+        )
+
+    # -- bookkeeping -------------------------------------------------------------
+
+    def _visible(self, tenant: str) -> bool:
+        return self._only is None or tenant == self._only
+
+    def _tenant_of(self, tenant: Any) -> str:
+        if tenant is None:
+            return self._only or "default"
+        checked = v.text("tenant", tenant)
+        if self._only is not None and checked != self._only:
+            raise InvalidInput("tenant", checked, f"this view writes only tenant {self._only!r}")
+        return checked
+
+    def read(self, items: Iterable[str | Memory]) -> Sequence[Memory]:
+        """The newest version (pending or stored) of each id, reading many in one query.
+
+        Items are ids or memories read from this store earlier (outside the
+        commit, say). A memory whose version is still the current one is used
+        as it is, so only its version is read back; any other is read whole.
+        Later changes in this commit to these ids read nothing more. NotFound
+        names the first id that does not exist (or is another tenant's). The
+        result is a sequence whose Memory values are made as they are looked at.
+        """
+        return Versions([self._latest[i] for i in self._load(items)])
+
+    def _load(self, items: Iterable[str | Memory]) -> list[str]:
+        """The ids of ``items``, each with its newest version in the buffer (see `read`)."""
+        latest = self._latest
+        ids: list[str] = []
+        given: dict[str, Memory] = {}
+        for item in items:
+            if isinstance(item, Memory):
+                id = item.id
+                if id not in latest:
+                    given[id] = item
+            elif isinstance(item, str) and item in latest:
+                id = item
+            else:
+                id = v.text("id", item)
+            ids.append(id)
+        wanted = [i for i in dict.fromkeys(ids) if i not in latest]
+        if wanted:
+            known = self._backend.versions([i for i in wanted if i in given]) if given else {}
+            reused = [given[i] for i in wanted if i in given and known.get(i) == given[i].version]
+            fresh = set(wanted) - {m.id for m in reused}
+            loaded = self._backend.memories(MemoryQuery(ids=sorted(fresh))) if fresh else []
+            for m in (*reused, *loaded):
+                if self._visible(m.tenant):
+                    latest[m.id] = m.__dict__  # held as read: no copy per memory
+                    self._base[m.id] = m.version
+            missing = next((i for i in wanted if i not in latest), None)
+            if missing is not None:
+                raise NotFound("id", missing)
+        return ids
+
+    def _stored(self, id: str) -> Memory | None:
+        found = self._backend.memories(MemoryQuery(ids=[id], tenant=self._only))
+        return found[0] if found else None
+
+    def _current(self, id: Any, *, writable: bool = False, field: str = "id") -> Memory:
+        """The newest version of ``id`` (pending or stored); NotFound/Purged as fits."""
+        known = self._latest.get(id) if isinstance(id, str) else None
+        cur = None if known is None else thawed(known)
+        if cur is None:
+            v.text(field, id)
+            cur = self._stored(id)
+            if cur is None or not self._visible(cur.tenant):
+                raise NotFound(field, id)
+            self._latest[id] = frozen(cur)
+            self._base[id] = cur.version
+        if writable and cur.status == "purged":
+            raise Purged(id)
+        return cur
+
+    def _next(
+        self, cur: Memory, op: str, detail: dict[str, Any], changes: dict[str, Any]
+    ) -> Memory:
+        p = self.pending
+        m = memory(
+            {
+                **fields_of(cur),
+                **changes,
+                "version": cur.version + 1,
+                "updated_at": p.time,
+                "updated_commit": p.seq,
+            }
+        )
+        self._record(m, op, detail)
+        return m
+
+    @property
+    def changed(self) -> bool:
+        """Whether the block changed anything so far (if not, leaving it lands no commit)."""
+        return bool(self._changes)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise InvalidInput("tx", self.pending.id, "this commit's block has ended")
+
+    def _record(self, m: Memory, op: str, detail: dict[str, Any] | None) -> None:
+        self._check_open()
+        fields = frozen(m)
+        self._latest[m.id] = fields
+        self._versions.append(fields)
+        self._changes.append((op, m.id, m.version, detail))
+        self._tenants.append(m.tenant)
+
+    def batch(self) -> Batch:
+        """Every row write of this commit, for `Backend.write`."""
+        p = self.pending
+        latest = self._latest
+        changes = tuple(
+            change(op, mid, version, detail or {}) for op, mid, version, detail in self._changes
+        )
+        commit = make_commit(
+            seq=p.seq,
+            id=p.id,
+            parent=p.parent,
+            time=p.time,
+            author=p.author,
+            message=p.message,
+            changes=changes,
+        )
+        return Batch(
+            commit=commit,
+            tenants=self._tenants,
+            versions=Versions(self._versions),
+            ended=[latest[f["id"]] is not f for f in self._versions],
+            closes=[
+                (mid, version, latest[mid]["tenant"])
+                for mid, version in self._base.items()
+                if latest[mid]["version"] != version
+            ],
+            purges=self._purges,
+            traces=list(self._traces.values()),
+        )
+
+
+class Versions(Sequence[Memory]):
+    """Buffered versions, made into Memory values one at a time as they are read.
+
+    A list of 100,000 Memory objects would make every garbage collection during
+    the write walk them all; the field dicts they wrap are not tracked.
+    """
+
+    def __init__(self, fields: list[dict[str, Any]]) -> None:
+        self._fields = fields
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [thawed(f) for f in self._fields[i]]
+        return thawed(self._fields[i])
+
+    def __iter__(self) -> Iterator[Memory]:
+        return map(thawed, self._fields)
+
+
+def frozen(m: Memory) -> dict[str, Any]:
+    """The fields of ``m`` as buffered: empty metadata as None, so the dict holds only
+    atomic values and the garbage collector stops tracking it."""
+    fields = m.__dict__
+    return fields if fields["metadata"] else {**fields, "metadata": None}
+
+
+def thawed(fields: dict[str, Any]) -> Memory:
+    """The Memory a buffered field dict stands for (the inverse of `frozen`)."""
+    return memory(fields if fields["metadata"] is not None else {**fields, "metadata": {}})
