@@ -71,10 +71,11 @@ def scrub(conn: psycopg.Connection, tenants: Collection[str] | None, patience: f
             kept.append(int(found.group(1)))
 
     conn.add_notice_handler(heard)
-    conn.execute(f"SET lock_timeout = '{LOCK_WAIT_MS}ms'")
     deadline = time.monotonic() + patience
+    tables = partitions(conn, tenants)  # may wait for another scrub's rewrite, as any read
+    conn.execute(f"SET lock_timeout = '{LOCK_WAIT_MS}ms'")  # the rewrites' own lock requests
     clean = True
-    for table in partitions(conn, tenants):
+    for table in tables:
         statement = sql.SQL("VACUUM (FULL, VERBOSE) {}").format(sql.Identifier(table))
         clean = _rewrite(conn, statement, kept, deadline) and clean
     return clean
