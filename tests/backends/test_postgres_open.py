@@ -15,8 +15,11 @@ pytestmark = pytest.mark.postgres
 
 
 def tables(admin, schema: str) -> set[str]:
+    """The tables of ``schema``, a partitioned one by its own name (not its partitions')."""
     rows = admin.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = %s AND c.relkind IN ('r', 'p') AND NOT c.relispartition",
+        (schema,),
     )
     return {r[0] for r in rows}
 

@@ -14,11 +14,12 @@ def sqlite_files(store: Store) -> list[Path]:
 
 
 def postgres_files(store: Store, url: str, tables: tuple[str, ...]) -> list[Path]:
-    """The files of ``tables`` (with their TOAST tables) in ``store``'s schema, after a CHECKPOINT.
+    """The files of ``tables`` (their partitions, and the TOAST tables of each) in
+    ``store``'s schema, after a CHECKPOINT.
 
     The CHECKPOINT writes every dirty page out, so the files hold what the
     server holds; the test server runs on this machine and its data directory
-    is readable here.
+    is readable here. A partitioned table has no file of its own: its partitions do.
     """
     import psycopg
 
@@ -29,12 +30,14 @@ def postgres_files(store: Store, url: str, tables: tuple[str, ...]) -> list[Path
         data = Path(conn.execute("SHOW data_directory").fetchone()[0])
         for table in tables:
             name = f'"{schema}"."{table}"'
-            row = conn.execute(
+            rows = conn.execute(
                 "SELECT pg_relation_filepath(c.oid), pg_relation_filepath(c.reltoastrelid)"
-                " FROM pg_class c WHERE c.oid = %s::regclass",
-                (name,),
-            ).fetchone()
-            found += [data / path for path in row if path is not None]
+                " FROM pg_class c WHERE (c.oid = %s::regclass AND c.relkind = 'r')"
+                " OR c.oid IN (SELECT relid FROM pg_partition_tree(%s::regclass) WHERE isleaf)",
+                (name, name),
+            ).fetchall()
+            assert rows, f"{name} has no table file"
+            found += [data / path for row in rows for path in row if path is not None]
     return found
 
 

@@ -8,6 +8,8 @@ connection stayed open, and PostgreSQL kept old row versions until VACUUM.
 from __future__ import annotations
 
 import io
+import sqlite3
+import threading
 import uuid
 
 import pytest
@@ -63,19 +65,24 @@ def own_store(store_backend, tmp_path, request):
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def files_of(store, url):
+    """The files that hold ``store``'s rows (PostgreSQL: every partition's, after a CHECKPOINT)."""
+    if url is None:
+        return sqlite_files(store)
+    return postgres_files(store, url, ("versions", "commits"))
+
+
 def test_purge_leaves_the_text_in_no_file_while_the_store_stays_open(own_store, secret):
     store, url = own_store
     agent = AgentMemory(store, "acme")
     memory_id = agent.remember(secret)["id"]
     with store.commit(message="other work", author="t") as tx:
         tx.add("A neighbour row that stays.", tenant="acme")
+    assert holding(files_of(store, url), secret[18:50])  # the grep reads where the rows are
     agent.forget(memory_id, mode="purge", confirm=memory_id)  # scrubs after its commit
 
     assert store.scrub() is True  # nothing held the old rows back
-    if url is None:
-        files = sqlite_files(store)
-    else:
-        files = postgres_files(store, url, ("versions", "commits"))
+    files = files_of(store, url)
     assert files
     assert holding(files, secret[18:50]) == []
     out = io.StringIO()
@@ -114,3 +121,44 @@ def test_scrub_is_refused_inside_a_commit(make_store):
     with pytest.raises(InvalidInput, match="scrub"), store.commit(message="m", author="t"):
         store.scrub()
     assert store.scrub() is True
+
+
+def test_a_scrub_held_back_by_a_reader_lets_every_writer_through(tmp_path, secret):
+    """SQLite: the checkpoint waits for a reader in short holds, never for the whole wait."""
+    path = tmp_path / "held.db"
+    store = memcommit.open(path, busy_timeout=2)
+    with store.commit(message="remember", author="t") as tx:
+        memory_id = tx.add(secret, tenant="acme").id
+    reader = sqlite3.connect(path)  # a read that began before the purge: its snapshot holds the log
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM versions").fetchone()
+    with store.commit(message="purge", author="t") as tx:
+        tx.purge(memory_id)
+    writer = memcommit.open(path, busy_timeout=0.5)  # gives up after 0.5 s of a held lock
+    scrubbed: list[bool] = []
+    scrubbing = threading.Thread(target=lambda: scrubbed.append(store.scrub()))
+    scrubbing.start()
+    landed = 0
+    while scrubbing.is_alive():
+        with writer.commit(message="meanwhile", author="w") as tx:
+            tx.add(f"written while the scrub waits {landed}", tenant="globex")
+        landed += 1
+    scrubbing.join()
+    assert scrubbed == [False] and landed > 1
+    reader.rollback()
+    assert store.scrub() is True
+    assert holding(sqlite_files(store), secret[18:50]) == []
+    assert len(writer.find(tenant="globex")) == landed
+    writer.close()
+    store.close()
+    reader.close()
+
+
+def test_scrub_names_the_tenants_it_cannot_read(make_store):
+    from memcommit.errors import InvalidInput
+
+    store = make_store()
+    for bad in (5, [""], ["acme", 3]):
+        with pytest.raises(InvalidInput, match="tenants"):
+            store.scrub(bad)
+    assert store.scrub("acme") is True and store.scrub(["acme", "globex"]) is True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
@@ -127,7 +127,9 @@ class Core:
         tx.result = batch.commit
         self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
         self._written = (batch.commit.seq, batch.versions)
-        deferred = [self.scrub, *tx.deferred] if batch.purges else tx.deferred
+        deferred = tx.deferred
+        if batch.purges:
+            deferred = [functools.partial(self.scrub, batch.purged_tenants()), *deferred]
         try:
             self._after(batch.commit, batch.tenants, deferred, self._embedding(batch))
         finally:
@@ -138,15 +140,18 @@ class Core:
         seq, versions = self._written
         return versions if commit.seq == seq else None
 
-    def scrub(self) -> bool:
-        """`Store.scrub`: the backend's removal of purged content beyond the live rows."""
+    def scrub(self, tenants: Collection[str] | None = None) -> bool:
+        """`Store.scrub`: the backend's removal of purged content beyond the live rows.
+
+        ``tenants``: only theirs (after a commit that purged in them); None: all.
+        """
         with self.lock:
             self.check_open()
             if self.in_my_commit():
                 raise InvalidInput(
                     "scrub", "inside a commit", "runs after a commit, not inside one"
                 )
-            return self.backend.scrub()
+            return self.backend.scrub(tenants)
 
     def _commit_time(self, now: datetime | None, tip: tuple[int, str] | None) -> datetime:
         """The time of the next commit: never earlier than the newest one's.

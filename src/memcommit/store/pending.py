@@ -200,7 +200,7 @@ class Buffer:
         return ids
 
     def _stored(self, id: str) -> Memory | None:
-        found = self._backend.memories(MemoryQuery(ids=[id]))
+        found = self._backend.memories(MemoryQuery(ids=[id], tenant=self._only))
         return found[0] if found else None
 
     def _current(self, id: Any, *, writable: bool = False, field: str = "id") -> Memory:
@@ -273,7 +273,7 @@ class Buffer:
             versions=Versions(self._versions),
             ended=[latest[f["id"]] is not f for f in self._versions],
             closes=[
-                (mid, version)
+                (mid, version, latest[mid]["tenant"])
                 for mid, version in self._base.items()
                 if latest[mid]["version"] != version
             ],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -212,16 +212,20 @@ class Store(StoreApi):
             self._core.check_open()
             return verification.witness(self._core.backend)
 
-    def scrub(self) -> bool:
+    def scrub(self, tenants: str | Iterable[str] | None = None) -> bool:
         """Remove the copies of purged content the database keeps beyond the live rows.
 
         Runs by itself after every commit that purges. SQLite: checkpoints the
         write-ahead log into the file (freed space is zeroed: ``secure_delete``)
-        and truncates it. PostgreSQL: ``VACUUM FULL versions, vectors``, which drops the
-        old row versions an update leaves behind. False when a reader still held
-        them (a long read, an open transaction elsewhere): call it again later.
+        and truncates it. PostgreSQL: ``VACUUM FULL`` of the partitions of the
+        versions and vectors tables, one at a time, which drops the old row
+        versions an update leaves behind (after a purge, only the partitions of its tenants). False
+        when a reader still held them (a long read, an open transaction
+        elsewhere): call it again later. ``tenants`` (a name or several) limits
+        it to the partitions of those tenants; SQLite, one file, has none.
         """
-        return self._core.scrub()
+        chosen = v.names("tenants", tenants)
+        return self._core.scrub(None if chosen is None else set(chosen))
 
     def close(self) -> None:
         """Close the store; later calls raise `StoreClosed`. Closing twice is harmless."""

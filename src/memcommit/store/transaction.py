@@ -173,7 +173,7 @@ class Transaction(TierMoves, TraceSteps):
     def _metadata_of(self, tenant: str) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
         """(id, metadata) of each of ``tenant``'s memories as this commit leaves them."""
         if tenant not in self._stored_metadata:  # read once per commit: writers wait on us
-            found = self._backend.memories(MemoryQuery(tenant=tenant))
+            found = self._backend.memories(MemoryQuery(tenant=tenant, with_metadata=True))
             self._stored_metadata[tenant] = {m.id: m.metadata for m in found if m.metadata}
         pending = {i: f["metadata"] for i, f in self._latest.items() if f["tenant"] == tenant}
         yield from {**self._stored_metadata[tenant], **pending}.items()

@@ -8,7 +8,7 @@ implements `Backend` and registers its URL scheme (`memcommit.store.backends`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -61,6 +61,8 @@ class MemoryQuery:
     limit: int | None = None
     #: Only ids greater than this one (with ``limit``: one page of a listing in id order).
     after: str | None = None
+    #: Only memories with metadata (what a purge follows to summaries: `store.provenance`).
+    with_metadata: bool = False
 
 
 @dataclass
@@ -69,8 +71,8 @@ class Batch:
 
     ``versions`` are the new memory versions in order; ``ended`` marks which of
     them a later version in the same batch already replaced. ``closes`` are the
-    (id, version) rows that were current before this commit and are replaced
-    now; ``purges`` are ids whose content is erased in every stored version (the
+    (id, version, tenant) rows that were current before this commit and are
+    replaced now; ``purges`` are ids whose content is erased in every stored version (the
     body hash of each stays, so the chain still verifies: see `seals`).
     """
 
@@ -78,7 +80,7 @@ class Batch:
     tenants: list[str | None]  # per change of the commit: the tenant it touched
     versions: Sequence[Memory] = field(default_factory=list)
     ended: list[bool] = field(default_factory=list)
-    closes: list[tuple[str, int]] = field(default_factory=list)
+    closes: list[tuple[str, int, str]] = field(default_factory=list)
     purges: list[str] = field(default_factory=list)
     traces: list[TraceRow] = field(default_factory=list)
     #: Per version, the (salt, erased body hash) to seal it with; None: fresh salts. An
@@ -87,6 +89,11 @@ class Batch:
     #: (tenant, id) of memories whose content this commit changes or erases: their stored
     #: vectors no longer embed it and are deleted with the commit.
     unembed: list[tuple[str, str]] = field(default_factory=list)
+
+    def purged_tenants(self) -> set[str]:
+        """The tenants of the memories this batch purges (what `Backend.scrub` cleans)."""
+        changes = self.commit.changes
+        return {t for c, t in zip(changes, self.tenants, strict=True) if c.op == "purge" and t}
 
 
 class Backend(Protocol):
@@ -194,11 +201,13 @@ class Backend(Protocol):
         With ``namespace``, only that namespace's (a listing, by its index).
         """
 
-    def scrub(self) -> bool:
+    def scrub(self, tenants: Collection[str] | None = None) -> bool:
         """Remove copies of erased content kept outside the live rows; False if held back.
 
         Run after a commit that purged: SQLite's write-ahead log, PostgreSQL's
-        dead row versions. False when a reader still holds them (try again later).
+        dead row versions. ``tenants`` are the tenants the purges were in (a
+        backend that keeps tenants apart cleans only theirs); None: every tenant.
+        False when a reader still holds them (try again later).
         """
 
     def hashes(self, seqs: Sequence[int]) -> list[tuple[int, str | None]]:

@@ -3,28 +3,24 @@
 `SchemaUpkeep` is the part of `PostgresBackend` that works on the schema itself
 rather than on commits: each session's settings, creating and migrating the
 schema on open (hashing an old history once), the read-only open's check that
-nothing is missing, and ``VACUUM FULL`` after a purge.
+nothing is missing, and the scrub after a purge (`postgres_scrub`).
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, ClassVar
 
 import psycopg
 from psycopg import sql
 
+from memcommit.store.backends import postgres_scrub
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.chain import seal_history
 from memcommit.store.backends.migrations import CHAIN_MIGRATION, missing, require_current, upgrade
 from memcommit.store.backends.postgres_errors import mapped
 
-#: VACUUM VERBOSE's count of dead rows an open snapshot still needs, and how often to retry.
-_KEPT = re.compile(r"(\d+) dead row versions cannot be removed yet")
-_SCRUB_TRIES = 5
 #: Where the server's own notices go (a CLI shows them with --verbose).
 _log = logging.getLogger("memcommit.postgres")
 #: The notices worth a warning; the rest (NOTICE, INFO, DEBUG, LOG) are logged as info.
@@ -49,6 +45,7 @@ class SchemaUpkeep:
     target: str
     rows: ClassVar[common.Rows]
     _conninfo: str
+    lock_timeout: float
     _setup: sql.Composed
     #: ``SET LOCAL lock_timeout ...; <the advisory lock>``: what a writer runs first.
     _lock_wait: str
@@ -112,34 +109,9 @@ class SchemaUpkeep:
         require_current("postgres", self._applied(conn), self.target)
 
     @mapped
-    def scrub(self) -> bool:
-        """Rewrite the versions and vectors tables (``VACUUM FULL``): no page keeps purged bytes.
-
-        PostgreSQL keeps an updated row's old version in its page until VACUUM
-        reclaims the slot, and a plain VACUUM frees the space without clearing
-        it; ``VACUUM FULL`` copies the live rows to new files and drops the old
-        ones. It locks the table while it runs (reads and commits wait), which a
-        purge, rare by nature, can afford. A transaction still open from before
-        the purge keeps the old rows alive (VACUUM reports them as "dead row
-        versions that cannot be removed yet"): it is tried a few times, then this
-        returns False, and `Store.scrub` should run again once that one ends.
-        """
-
-        kept: list[int] = []
-
-        def heard(notice: psycopg.errors.Diagnostic) -> None:
-            found = _KEPT.search(notice.message_detail or "")
-            if found:
-                kept.append(int(found.group(1)))
-
+    def scrub(self, tenants: Collection[str] | None = None) -> bool:
+        """Rewrite the partitions that hold ``tenants`` (all: None): `postgres_scrub`."""
         # A session of its own: a pooled one may be the very snapshot that keeps the rows.
         with psycopg.connect(self._conninfo, autocommit=True) as conn:
             self._configure(conn)
-            conn.add_notice_handler(heard)
-            for attempt in range(_SCRUB_TRIES):
-                kept.clear()
-                conn.execute("VACUUM (FULL, VERBOSE) versions, vectors")
-                if not any(kept):
-                    return True
-                time.sleep(0.1 * (attempt + 1))  # another session's snapshot: let it end
-        return False
+            return postgres_scrub.scrub(conn, tenants, patience=self.lock_timeout)

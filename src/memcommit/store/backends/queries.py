@@ -57,6 +57,8 @@ def memories_sql(query: MemoryQuery, d: Dialect) -> tuple[str, list[Any]]:
         by_id = query.ids is not None or query.after is not None
         where.append(f"{d.tenant_by_id if by_id else 'tenant'} = {p}")
         params.append(query.tenant)
+    if query.with_metadata:  # as the index versions_with_metadata is defined (migration 0005)
+        where.append("metadata <> '{}'")
     for column, values in (
         ("scope", query.scopes),
         ("kind", query.kinds),

@@ -137,7 +137,7 @@ class SQLBackend(VectorTable):
             self.rows,
             self.statements,
             self._parent_hash(batch.commit.seq - 1),
-            self._erasures(batch.purges) if batch.purges else (),
+            self._erasures(batch) if batch.purges else (),
         )
 
     def _parent_hash(self, seq: int) -> str | None:
@@ -149,18 +149,21 @@ class SQLBackend(VectorTable):
         found = self._select(f"SELECT hash FROM commits WHERE seq = {self.dialect.mark}", (seq,))
         return found[0][0] if found else None
 
-    def _erasures(self, ids: Sequence[str]) -> list[tuple[str, str, int]]:
-        """(body hash, id, version) of every stored, unerased version of ``ids``."""
+    def _erasures(self, batch: Batch) -> list[tuple[str, str, int, str]]:
+        """(body hash, id, version, tenant) of every stored, unerased version ``batch`` purges."""
+        d = self.dialect
         params: list[Any] = []
         text = (
-            "SELECT salt, content, tags, metadata, id, version FROM versions WHERE "
-            + self.dialect.in_("id", list(ids), params)
+            "SELECT salt, content, tags, metadata, id, version, tenant FROM versions WHERE "
+            + d.in_("id", list(batch.purges), params)
+            + " AND "
+            + d.in_(d.tenant_by_id, sorted(batch.purged_tenants()), params)
             + " AND salt IS NOT NULL"
         )
         body_hash = self.rows.seals.body_hash
         return [
-            (body_hash(salt, content, tags, metadata), mid, version)
-            for salt, content, tags, metadata, mid, version in self._select(text, params)
+            (body_hash(salt, content, tags, metadata), mid, version, tenant)
+            for salt, content, tags, metadata, mid, version, tenant in self._select(text, params)
         ]
 
     def tip(self) -> tuple[int, str] | None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -30,6 +31,8 @@ from memcommit.store.records import from_text, to_text
 from memcommit.store.validate import flag, seconds
 
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+#: Seconds a scrub's TRUNCATE checkpoint may keep the writers' lock while readers finish.
+SCRUB_HOLD = 0.02
 #: Page cache per connection, in KiB (SQLite's default is 2 MiB). A commit that writes
 #: new versions beside old ones all over a large file (compaction) rereads fewer pages.
 CACHE_KIB = 64 * 1024
@@ -112,6 +115,7 @@ class SQLiteBackend(Chained, common.SQLBackend):
         if progress is not None and not callable(progress):
             raise InvalidInput("progress", progress, "must be callable as progress(done, total)")
         self.target = path
+        self._busy_timeout = busy_timeout
         # A store on read-only media (a read-only mount, an immutable file) opens for reading.
         read_only = read_only or (path != ":memory:" and os.path.isfile(path) and _unwritable(path))
         self.read_only = read_only
@@ -239,14 +243,34 @@ class SQLiteBackend(Chained, common.SQLBackend):
         self._conn.executemany(text, rows)
 
     @_mapped
-    def scrub(self) -> bool:
+    def scrub(self, tenants: Collection[str] | None = None) -> bool:
         """Checkpoint the WAL into the file (zeroed by ``secure_delete``) and truncate it.
 
-        A purge's old page images live on in the ``-wal`` file until then. False
-        when another connection's read held the checkpoint back.
+        A purge's old page images live on in the ``-wal`` file until then. The
+        copying runs as PASSIVE checkpoints, which take no lock a writer waits
+        for; only the last step, a TRUNCATE checkpoint, holds the writers' lock,
+        and it waits for readers at most `SCRUB_HOLD` seconds before letting go
+        and trying again (a TRUNCATE under the store's own busy timeout would
+        hold every writer out for as long as readers kept it waiting). Tries for
+        up to the busy timeout; False when readers held the log that long.
+        One file holds every tenant, so ``tenants`` changes nothing.
         """
-        busy: int = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        return busy == 0
+        conn = self._conn
+        deadline = time.monotonic() + self._busy_timeout
+        pause = SCRUB_HOLD
+        conn.execute(f"PRAGMA busy_timeout = {int(SCRUB_HOLD * 1000)}")
+        try:
+            while True:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                busy: int = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                if busy == 0:
+                    return True
+                if time.monotonic() + pause > deadline:
+                    return False
+                time.sleep(pause)  # the writers the attempt held back go first
+                pause = min(pause * 2, 1.0)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
 
     def _engine_problems(self, full: bool) -> list[str]:
         """SQLite's page checks: ``quick_check``, or ``integrity_check`` when ``full``."""

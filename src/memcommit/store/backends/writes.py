@@ -36,15 +36,16 @@ class Statements:
 
     @classmethod
     def of(cls, d: Dialect) -> Statements:
-        """The statements in ``d``'s spelling."""
-        p = d.mark
+        """The statements in ``d``'s spelling (by id and tenant: one partition on PostgreSQL)."""
+        p, by_id = d.mark, d.tenant_by_id
         return cls(
             insert_commit=d.insert("commits", COMMIT),
             insert_version=d.insert("versions", VERSION_ROW),
-            close_version=f"UPDATE versions SET end_seq = {p} WHERE id = {p} AND version = {p}",
+            close_version=f"UPDATE versions SET end_seq = {p} WHERE id = {p} AND version = {p}"
+            f" AND {by_id} = {p}",
             # the body and its salt go; the body's hash stays, so the digest still verifies
             erase="UPDATE versions SET content = '', tags = '[]', metadata = '{}',"
-            f" salt = NULL, erased = {p} WHERE id = {p} AND version = {p}",
+            f" salt = NULL, erased = {p} WHERE id = {p} AND version = {p} AND {by_id} = {p}",
             seal_commit=f"UPDATE commits SET hash = {p} WHERE seq = {p}",
             upsert_trace=d.insert("traces", TRACE)
             + " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
@@ -89,12 +90,12 @@ def writes(
     rows: Rows,
     statements: Statements,
     parent_hash: str | None,
-    erasures: Sequence[tuple[str, str, int]] = (),
+    erasures: Sequence[tuple[str, str, int, str]] = (),
 ) -> Writes:
     """Every row write of ``batch``, chained to ``parent_hash``.
 
-    ``erasures`` are the (body hash, id, version) of the stored versions a purge
-    erases. Salts come from ``batch.seals`` when it has them (an import keeps the
+    ``erasures`` are the (body hash, id, version, tenant) of the stored versions a
+    purge erases. Salts come from ``batch.seals`` when it has them (an import keeps the
     exported ones), else fresh ones.
     """
     c = batch.commit
@@ -123,7 +124,7 @@ def writes(
         sealer.add("".join(digests))
 
     updates: list[tuple[str, list[tuple[Any, ...]]]] = [
-        (statements.close_version, [(seq, mid, version) for mid, version in batch.closes]),
+        (statements.close_version, [(seq, *close) for close in batch.closes]),
         (statements.erase, list(erasures)),
         (statements.upsert_trace, [rows.trace_row(t) for t in batch.traces]),
         (statements.drop_vectors, list(batch.unembed)),

@@ -30,7 +30,7 @@ class Loader:
         self.total: int | None = None
         self.batch: Batch | None = None
         self.versions: list[Memory] = []  # the versions of ``batch``, as they are read
-        self.closes: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        self.closes: dict[int, list[tuple[str, int, str]]] = defaultdict(list)
         self.usage: dict[str, tuple[int, int, int]] = {}
         self.erased: set[str] = set()  # ids with a version without content
         self.purged: set[str] = set()
@@ -144,7 +144,7 @@ class Loader:
         self.versions.append(m)
         batch.ended.append(end_seq == seq)
         if end_seq is not None and end_seq > seq:
-            self.closes[end_seq].append((m.id, m.version))
+            self.closes[end_seq].append((m.id, m.version, m.tenant))
 
     def _trace(self, r: dict[str, Any]) -> None:
         batch = self._current("trace")
