@@ -78,7 +78,7 @@ def test_a_tenant_bigger_than_the_budget_is_still_served_alone(make_store, now):
 def test_answers_are_the_same_under_any_budget(make_store, now, steps, tmp_path, monkeypatch):
     """Recalls and commits interleaved: a one-byte budget answers as an unbounded cache does,
     and both (small tenants, held compacted) as indexes built and kept in their dicts."""
-    name = f"exact-{id(steps)}.db"
+    name = f"exact-{uuid.uuid4().hex}.db"  # a fresh file for every example
     writer = make_store(name)
     fill(writer, now, ["a", "b", "c"])
     monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(tmp_path / f"built-{id(steps)}"))

@@ -37,13 +37,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
-
 from memcommit.errors import IndexDamaged, StoreClosed
 from memcommit.model import Change, Commit, Memory
 from memcommit.recall.index import files, persist, vectorfile
 from memcommit.recall.index.cache import TenantCache
-from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.persist import SnapshotRefused, Stamp
 from memcommit.recall.index.sections import Damage
 from memcommit.recall.index.tenant import TenantIndex
@@ -224,7 +221,7 @@ class StoreIndex:
                 stamp = Stamp(first or "", written, current or "")
                 try:
                     persist.write(path, tenant, stamp, index.export())
-                    self._write_vectors(path, index, stamp)
+                    vectorfile.write_beside(path, index, stamp)
                 except OSError:  # derived data: a full or read-only place just means no snapshot
                     if erasing:
                         files.erase(path.parent, [path.name])
@@ -233,33 +230,6 @@ class StoreIndex:
                 if self.seen == written:
                     self._saved[tenant] = written
                     return path
-
-    @staticmethod
-    def _write_vectors(snapshot: Path, index: TenantIndex, stamp: Stamp) -> None:
-        """Write the vector file of every embedder whose rows ``index`` holds, beside ``snapshot``.
-
-        The rows of the documents the snapshot keeps, in its order, under its stamp.
-        """
-        with index.lock:
-            docs = np.flatnonzero(index.alive.view())
-            for embedder, rows in index.dense.items():
-                place = snapshot.parent / vectorfile.name(snapshot.name, embedder)
-                vectorfile.write(place, index.tenant, stamp, rows, docs)
-
-    @staticmethod
-    def _vector_reader(
-        snapshot: Path, tenant: str, stamp: Stamp
-    ) -> Callable[[str, int], DenseRows | None]:
-        """Reads an embedder's rows from the vector file written with ``snapshot`` (None: none)."""
-
-        def read(embedder: str, dims: int) -> DenseRows | None:
-            place = snapshot.parent / vectorfile.name(snapshot.name, embedder)
-            try:
-                return vectorfile.read(place, tenant, embedder, dims, stamp)
-            except (SnapshotRefused, OSError, IndexDamaged):  # rows come from the store instead
-                return None
-
-        return read
 
     def _open(self, tenant: str) -> TenantIndex:
         """The tenant's index from its snapshot (caught up) if sound, else built anew."""
@@ -296,7 +266,7 @@ class StoreIndex:
         except ValueError as unusable:  # written by a build with other columns
             return f"built: {unusable}"
         self._damage[tenant] = opened.damage
-        index.dense_file = self._vector_reader(path, tenant, stamp)
+        index.dense_file = vectorfile.reader(path, tenant, stamp)
         ids: list[str] = []
         purged = False
         if stamp.seq < self.seen:

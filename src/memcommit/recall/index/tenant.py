@@ -274,17 +274,9 @@ class TenantIndex:
     # ── memory ──────────────────────────────────────────────────────────────
 
     def nbytes(self) -> int:
-        """About what this index holds in memory (`memcommit.recall.index.sizes`).
-
-        The columns, code tables, ids, postings, norms and vocabulary, and what
-        queries derived and keep (memo, lengths, links, the latest snapshot).
-        """
+        """About what this index holds in memory (`memcommit.recall.index.sizes`)."""
         with self.lock:
-            parts = [column.nbytes() for column in self.columns.values()]
-            parts += [codes.nbytes() for codes in self.tables.values()]
-            parts += [self.ids.nbytes(), self.inverted.nbytes(), self.norm_cache.nbytes()]
-            parts += [self.vocabulary.nbytes(), self._memo_bytes, _derived_bytes(self)]
-            return OBJECT * 4 + sum(parts)
+            return _held_bytes(self)
 
     # ── reads ───────────────────────────────────────────────────────────────
 
@@ -406,6 +398,22 @@ class TenantIndex:
                 sizes = np.bincount(session[session >= 0], minlength=len(self.sessions.values))
                 self._session_sizes = (self.generation, sizes)
             return self._session_sizes[1]
+
+
+def _held_bytes(index: TenantIndex) -> int:
+    """The columns, code tables, ids, postings, norms, vocabulary and vector rows, and
+    what queries derived and keep (memo, lengths, links, the latest snapshot)."""
+    parts = [column.nbytes() for column in index.columns.values()]
+    parts += [codes.nbytes() for codes in index.tables.values()]
+    parts += [index.ids.nbytes(), index.inverted.nbytes(), index.norm_cache.nbytes()]
+    parts += [index.vocabulary.nbytes(), index._memo_bytes, _derived_bytes(index)]
+    parts += [
+        array_bytes(held)
+        for rows in index.dense.values()
+        for held in vars(rows).values()
+        if isinstance(held, np.ndarray)
+    ]
+    return OBJECT * 4 + sum(parts)
 
 
 def _derived_bytes(index: TenantIndex) -> int:

@@ -19,14 +19,20 @@ norm and a flag per row); a recall maps it and reads it whole (a dense scan).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memcommit.errors import IndexDamaged
 from memcommit.recall.index import files, persist
 from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.persist import SnapshotRefused, Stamp
 from memcommit.recall.index.snapshot import Exported
+
+if TYPE_CHECKING:
+    from memcommit.recall.index.tenant import TenantIndex
 
 
 def name(snapshot: str, embedder: str) -> str:
@@ -59,3 +65,27 @@ def read(path: Path, tenant: str, embedder: str, dims: int, stamp: Stamp) -> Den
     if len(codes) != len(has) * dims:
         raise SnapshotRefused(f"rows of {len(codes) // max(len(has), 1)} dims, not {dims}")
     return DenseRows(embedder, dims, codes.reshape(len(has), dims), sections["norms"].whole(), has)
+
+
+def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp) -> None:
+    """Write the vector file of every embedder whose rows ``index`` holds, beside ``snapshot``.
+
+    The rows of the documents the snapshot keeps, in its order, under its stamp.
+    """
+    with index.lock:
+        docs = np.flatnonzero(index.alive.view())
+        for embedder, rows in index.dense.items():
+            write(snapshot.parent / name(snapshot.name, embedder), index.tenant, stamp, rows, docs)
+
+
+def reader(snapshot: Path, tenant: str, stamp: Stamp) -> Callable[[str, int], DenseRows | None]:
+    """Reads an embedder's rows from the vector file written with ``snapshot`` (None: none)."""
+
+    def read_rows(embedder: str, dims: int) -> DenseRows | None:
+        place = snapshot.parent / name(snapshot.name, embedder)
+        try:
+            return read(place, tenant, embedder, dims, stamp)
+        except (SnapshotRefused, OSError, IndexDamaged):  # rows come from the store instead
+            return None
+
+    return read_rows
