@@ -34,6 +34,14 @@ def recall_snapshots(tmp_path_factory, monkeypatch):
     return directory
 
 
+@pytest.fixture(autouse=True)
+def few_partitions(monkeypatch):
+    """PostgreSQL stores the tests create get 4 partitions, not 64: creating 128 tables
+    costs seconds a store, and the suite makes hundreds (the partition tests ask for 64)."""
+    schema = importlib.import_module("memcommit.store.backends.postgres_schema")
+    monkeypatch.setattr(schema, "PARTITIONS", 4)
+
+
 @pytest.fixture
 def now() -> datetime:
     """A fixed, timezone-aware "now": tests inject time instead of reading the clock."""

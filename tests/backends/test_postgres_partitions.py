@@ -110,7 +110,7 @@ def test_a_store_before_partitions_migrates_and_keeps_every_memory_and_hash(
     at_layout_before_partitions(admin, source, old)
     assert kind_of_versions(admin, old) == ("r", 0)
 
-    with memcommit.open(postgres_server, schema=old) as store:
+    with memcommit.open(postgres_server, schema=old, partitions=64) as store:
         assert kind_of_versions(admin, old) == ("p", 64)
         again = io.StringIO()
         export_jsonl(store, again)
@@ -188,3 +188,25 @@ def test_a_rewrite_that_cannot_have_its_lock_gives_up_and_blocks_no_reader(
         finally:
             holder.close()
         assert store.scrub({"acme"}) is True
+
+
+@pytest.mark.parametrize("bad", [0, 101, True, "8", 2.5])
+def test_a_bad_partition_count_is_refused_naming_it_and_creates_nothing(
+    postgres_server, admin, bad
+):
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    with pytest.raises(memcommit.errors.InvalidInput, match="partitions") as refused:
+        memcommit.open(postgres_server, schema=schema, partitions=bad)
+    assert refused.value.field == "partitions" and refused.value.value == bad
+    assert admin.execute(
+        "SELECT count(*) FROM pg_namespace WHERE nspname = %s", (schema,)
+    ).fetchone() == (0,)
+
+
+def test_a_new_store_gets_the_partitions_it_asks_for(postgres_server, admin, schemas):
+    schema = schemas()
+    with memcommit.open(postgres_server, schema=schema, partitions=3) as store:
+        with store.tenant("acme").commit(message="one") as tx:
+            tx.add("a fact")
+        assert kind_of_versions(admin, schema) == ("p", 3)
+        assert store.check().ok

@@ -43,7 +43,7 @@ def open(
     than the newest commit's time is raised to it: commit times never go
     backwards); ``options`` go to the backend (SQLite: ``synchronous``,
     ``busy_timeout`` in seconds; PostgreSQL: ``schema``, ``connect_timeout``,
-    ``lock_timeout``, ``pool_size``; both: ``read_only=True`` opens an existing,
+    ``lock_timeout``, ``pool_size``, ``partitions``; both: ``read_only=True`` opens an existing,
     migrated store that refuses every write, and ``progress(done, total)`` is told
     while the open hashes a history written before the hash chain, once: see
     docs/verification.md); an option the backend does not take is an

@@ -92,9 +92,16 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         pool_size: int = 4,
         read_only: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        partitions: int | None = None,
     ) -> None:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise InvalidInput("pool_size", pool_size, "must be an integer >= 1")
+        if partitions is not None and (
+            isinstance(partitions, bool) or not isinstance(partitions, int)
+            or not 1 <= partitions <= 100
+        ):  # fmt: skip
+            raise InvalidInput("partitions", partitions, "must be an integer from 1 to 100")
+        self.partitions = partitions
         if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, int | float):
             raise InvalidInput("lock_timeout", lock_timeout, "must be a number of seconds")
         if not 0 < lock_timeout <= 86400:

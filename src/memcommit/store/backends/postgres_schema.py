@@ -25,6 +25,9 @@ from memcommit.store.backends.postgres_errors import mapped
 _log = logging.getLogger("memcommit.postgres")
 #: The notices worth a warning; the rest (NOTICE, INFO, DEBUG, LOG) are logged as info.
 _WARNING = {"WARNING", "ERROR", "FATAL", "PANIC"}
+#: How many hash partitions a new store's versions and vectors get (migration 0005);
+#: the `partitions` option of `open` overrides it for the store it creates.
+PARTITIONS = 64
 #: The ledger of applied migrations (`migrations.upgrade`).
 LEDGER = (
     "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY,"
@@ -45,6 +48,8 @@ class SchemaUpkeep:
     target: str
     rows: ClassVar[common.Rows]
     _conninfo: str
+    #: The partitions a store this opening creates gets (None: `PARTITIONS`).
+    partitions: int | None
     lock_timeout: float
     _setup: sql.Composed
     #: ``SET LOCAL lock_timeout ...; <the advisory lock>``: what a writer runs first.
@@ -73,6 +78,11 @@ class SchemaUpkeep:
             conn.execute(self._lock_wait.encode())
             conn.execute(
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+            )
+            # read by migration 0005 (for this transaction only)
+            conn.execute(
+                "SELECT set_config('memcommit.partitions', %s, true)",
+                (str(self.partitions or PARTITIONS),),
             )
 
             def run(text: str, params: Sequence[Any]) -> psycopg.Cursor[Any]:

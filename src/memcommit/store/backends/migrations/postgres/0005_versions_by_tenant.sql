@@ -1,8 +1,10 @@
--- Memory versions and their vectors partitioned by a hash of their tenant, in 64
--- partitions each (versions_p00 .. versions_p63, vectors_p00 .. vectors_p63; one
--- tenant's rows are in the partitions of the same number, as both keys are text "C"). A purge then rewrites only the partition that holds
+-- Memory versions and their vectors partitioned by a hash of their tenant, in N
+-- partitions each (versions_p00 .., vectors_p00 ..; one tenant's rows are in the
+-- partitions of the same number, as both keys are text "C"). N is the opening's
+-- `partitions` option (1-100, 64 by default), set as memcommit.partitions for this
+-- transaction by the backend. A purge then rewrites only the partition that holds
 -- its tenant (VACUUM FULL of one partition: docs/postgres.md, "Purge"), so the lock the
--- rewrite takes and the time it lasts are about 1/64 of the table's, wherever the
+-- rewrite takes and the time it lasts are about 1/N of the table's, wherever the
 -- store grows. A partitioned table's unique keys must hold its partition key: the
 -- primary key becomes (id, version, tenant); ids are generated unique, so it keeps
 -- the same rows unique as before. The rows move as they are; the indexes and foreign
@@ -43,12 +45,14 @@ CREATE TABLE versions (
 ) PARTITION BY HASH (tenant);
 
 DO $$
+DECLARE
+    n integer := coalesce(nullif(current_setting('memcommit.partitions', true), ''), '64')::integer;
 BEGIN
-    FOR part IN 0..63 LOOP
+    FOR part IN 0..n - 1 LOOP
         EXECUTE format(
             'CREATE TABLE versions_p%s PARTITION OF versions'
-            ' FOR VALUES WITH (MODULUS 64, REMAINDER %s)',
-            lpad(part::text, 2, '0'), part
+            ' FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
+            lpad(part::text, 2, '0'), n, part
         );
     END LOOP;
 END
@@ -91,12 +95,14 @@ CREATE TABLE vectors (
 ) PARTITION BY HASH (tenant);
 
 DO $$
+DECLARE
+    n integer := coalesce(nullif(current_setting('memcommit.partitions', true), ''), '64')::integer;
 BEGIN
-    FOR part IN 0..63 LOOP
+    FOR part IN 0..n - 1 LOOP
         EXECUTE format(
             'CREATE TABLE vectors_p%s PARTITION OF vectors'
-            ' FOR VALUES WITH (MODULUS 64, REMAINDER %s)',
-            lpad(part::text, 2, '0'), part
+            ' FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
+            lpad(part::text, 2, '0'), n, part
         );
     END LOOP;
 END
