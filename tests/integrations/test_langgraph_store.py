@@ -436,3 +436,15 @@ def test_embed_ids_of_a_view_never_embeds_another_tenants_memory(memory):
     assert memory.vectors("hash", tenant="globex").ids == ()
     assert memory.tenant("globex").embed_ids("hash", [theirs]) == 1
     assert memory.vectors("hash", tenant="globex").ids == (theirs,)
+
+
+def test_a_failing_embedding_lands_nothing(memory, clock):
+    def broken(texts):
+        raise RuntimeError("the model is down")
+
+    store = lg.MemcommitStore(
+        memory, tenant="acme", clock=clock, index={"dims": 8, "embed": broken}
+    )
+    with pytest.raises(RuntimeError, match="the model is down"):
+        store.put(NS, "food", {"text": "likes spicy ramen"})
+    assert store.memcommit.find() == [] and store.memcommit.log() == []

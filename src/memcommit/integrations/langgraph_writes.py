@@ -24,6 +24,7 @@ with needs("langgraph", __name__):  # the framework: a clear error without its e
 
 from memcommit.integrations.langgraph_items import (
     MARK,
+    Embedded,
     Embedder,
     Stored,
     check_text,
@@ -85,6 +86,10 @@ class ItemWriter:
         self.writable()
         fields = {(op.namespace, op.key): self.fields(op) for op in puts if op.value is not None}
         indexed: list[str] = []
+        ahead = None
+        if self.embedder is not None:  # before the commit: a failing embedding lands nothing
+            texts = [content for (content, mark) in fields.values() if mark["indexed"]]
+            ahead = Embedded(self.embedder.memcommit, texts)
         with self.view.commit(message=commit_message(puts), author=self.author,
                               now=self._moment()) as tx:  # fmt: skip
             at = tx.pending.time
@@ -106,8 +111,8 @@ class ItemWriter:
                                         valid_to=valid_to)  # fmt: skip
                 if mark["indexed"]:
                     indexed.append(written.id)
-        if self.embedder is not None and indexed:
-            self.view.embed_ids(self.embedder.memcommit, indexed)
+        if ahead is not None and indexed:
+            self.view.embed_ids(ahead, indexed)
 
     def newest(self, scopes: set[str]) -> dict[tuple[str, str], Stored]:
         """The newest memory of each item in ``scopes``, whatever its state."""
