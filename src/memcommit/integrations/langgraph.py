@@ -15,8 +15,9 @@ its key and value. A put is a commit: an overwrite is a new version of the same
 memory, a delete invalidates it (it stays in history; `purge` erases it for
 good). ``ttl`` sets the memory's ``valid_to``; a read that refreshes TTLs moves
 it on, in a commit of its own. Search with a query goes through
-`memcommit.recall` and reports its score (BM25 relevance in [0, 1], or the cosine
-of the embedding configured with ``index=``). Needs ``memcommit[langgraph]``.
+`memcommit.recall` and reports its score (BM25 relevance in [0, 1]); with
+``index=`` the items' vectors are stored in the store under the embedding's name,
+recall is hybrid, and the score is LangGraph's cosine. Needs ``memcommit[langgraph]``.
 """
 
 from __future__ import annotations
@@ -344,8 +345,9 @@ class MemcommitStore(_MemcommitExtras, BaseStore):
     """A LangGraph store over one tenant of a memcommit store (SQLite or PostgreSQL).
 
     ``index`` is LangGraph's IndexConfig (``embed``, ``dims``, ``fields``): with it,
-    a query's score is the best cosine between the query's embedding and the
-    item's; without it, recall's lexical relevance. ``ttl`` is LangGraph's
+    puts store vectors, hybrid recall picks a query's candidates, and the score
+    is the best cosine between the query's embedding and the item's; without it,
+    recall's lexical relevance. ``ttl`` is LangGraph's
     TTLConfig (``default_ttl`` in minutes, ``refresh_on_read``). ``clock`` gives
     the time for commits and expiry (inject it in tests; default: UTC now).
     """
