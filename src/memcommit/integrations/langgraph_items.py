@@ -13,9 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import numpy as np
-
-from memcommit.embedding.vectors import embedded
 from memcommit.errors import InvalidInput
 from memcommit.integrations import namespaces, needs
 from memcommit.integrations.langchain import LangChainEmbedder
@@ -124,26 +121,6 @@ class Embedder:
         if not texts:
             return []
         return [list(map(float, v)) for v in self.embeddings.embed_documents(texts)]
-
-
-class Embedded:
-    """Passages embedded ahead of a commit, given back to the store's write of their vectors.
-
-    A put's texts are embedded before its commit, so a failing embedding lands
-    nothing; the store then writes these rows (`TenantView.embed_ids`) without
-    calling the model again.
-    """
-
-    def __init__(self, embedder: LangChainEmbedder, texts: Sequence[str]) -> None:
-        self.name, self.dims, self.embedder = embedder.name, embedder.dims, embedder
-        self.rows: dict[str, Any] = {}
-        self.embed(texts)
-
-    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> Any:
-        """The rows of ``texts``; a text not embedded yet (another writer's) goes to the model."""
-        new = sorted(set(texts) - self.rows.keys())
-        self.rows.update(zip(new, embedded(self.embedder, new, "passage"), strict=True))
-        return np.stack([self.rows[text] for text in texts]) if texts else None
 
 
 def embedder_name(index: Mapping[str, Any]) -> str:

@@ -22,9 +22,9 @@ with needs("langgraph", __name__):  # the framework: a clear error without its e
         PutOp,
     )
 
+from memcommit.integrations.langchain import Embedded
 from memcommit.integrations.langgraph_items import (
     MARK,
-    Embedded,
     Embedder,
     Stored,
     check_text,
