@@ -204,3 +204,48 @@ def test_a_langchain_embedding_is_a_memcommit_embedder(make_store, now):
     with pytest.raises(InvalidInput) as bad:
         lc.LangChainEmbedder(DeterministicFakeEmbedding(size=16), name="fake-v1", dims=0)
     assert bad.value.field == "dims"
+
+
+class _Hashed:
+    """A LangChain ``Embeddings``: memcommit's hashed words and trigrams (64 dims), plain lists."""
+
+    def embed_documents(self, texts):
+        from memcommit.embedding import resolve
+
+        return resolve("hash:64").embed(list(texts)).tolist()
+
+    def embed_query(self, text):
+        return self.embed_documents([text])[0]
+
+
+def test_vector_store_with_embedding_uses_the_store_vectors_and_cosine_scores(memory):
+    import numpy as np
+
+    docs = lc.MemcommitVectorStore(memory, tenant="acme", embedding=_Hashed())
+    texts = ["spicy ramen for lunch", "a cat named Miso", "drives a red Civic"]
+    ids = docs.add_texts(texts)
+    stored = memory.vectors(docs.embedding_name, tenant="acme")
+    by_key = {m.id: m.key for m in memory.tenant("acme").find(scopes=["documents"])}
+    assert sorted(by_key[i] for i in stored.ids) == sorted(ids)
+    query = "ramen with a cat"
+    hits = docs.similarity_search_with_score(query, k=3)
+    want = np.asarray(_Hashed().embed_query(query))
+    scores = [score for _, score in hits]
+    assert scores == sorted(scores, reverse=True) and sum(1 for s in scores if s) >= 2
+    for doc, score in hits:
+        if score:
+            cosine = float(np.dot(want, _Hashed().embed_query(doc.page_content)))
+            assert score == pytest.approx(cosine, abs=0.02)
+    assert memory.vectors(docs.embedding_name, tenant="other").ids == ()
+
+
+def test_vector_store_with_a_failing_embedding_adds_nothing(memory):
+    class Broken(_Hashed):
+        def embed_documents(self, texts):
+            raise RuntimeError("the model is down")
+
+    docs = lc.MemcommitVectorStore(memory, tenant="acme", embedding=Broken())
+    head = docs.view.head
+    with pytest.raises(RuntimeError, match="the model is down"):
+        docs.add_texts(["spicy ramen"])
+    assert docs.view.head == head and docs.view.find() == []

@@ -11,6 +11,7 @@ from memcommit.errors import InvalidInput
 
 lg = require("memcommit.integrations.langgraph")
 base = require("langgraph.store.base")
+lg_items = require("memcommit.integrations.langgraph_items")
 
 
 class Clock:
@@ -373,3 +374,77 @@ async def test_a_bad_read_of_another_caller_never_fails_a_put_that_landed(memory
     assert isinstance(bad, InvalidInput) and bad.field == "query"
     landed = await store.aget(NS, "a")
     assert (put is None) == (landed is not None)
+
+
+def _hashed(texts):
+    """A LangGraph ``embed`` callable: memcommit's hashed words and trigrams, 64 dims."""
+    from memcommit.embedding import resolve
+
+    return resolve("hash:64").embed(list(texts)).tolist()
+
+
+INDEX = {"dims": 64, "embed": _hashed}
+
+
+@pytest.fixture
+def indexed(memory, clock):
+    return lg.MemcommitStore(memory, tenant="acme", clock=clock, index=INDEX)
+
+
+def _stored_ids(store):
+    name = lg_items.embedder_name(INDEX)
+    return set(store.memcommit.vectors(name).ids)
+
+
+def test_index_puts_store_vectors_and_index_false_items_have_none(indexed):
+    indexed.put(NS, "food", {"text": "likes spicy ramen"})
+    indexed.put(NS, "secret", {"text": "likes spicy ramen too"}, index=False)
+    ids = {m.key: m.id for m in indexed.memcommit.find(scopes=["user_1.memories"])}
+    assert _stored_ids(indexed) == {ids["food"]}
+    hits = indexed.search(NS, query="spicy ramen")
+    assert [h.key for h in hits] == ["food", "secret"]
+    assert hits[1].score is None  # unindexed: listed after, unscored
+
+
+def test_index_search_scores_are_cosines_best_first_and_follow_updates(indexed):
+    import numpy as np
+
+    texts = {"food": "likes spicy ramen", "pet": "has a cat named Miso", "car": "drives a Civic"}
+    for key, text in texts.items():
+        indexed.put(NS, key, {"text": text})
+    query = "spicy ramen with a cat"
+    hits = indexed.search(NS, query=query)
+    want = np.asarray(_hashed([query]))[0]
+    for hit in hits:
+        if hit.score is not None:
+            (text,) = lg_items.Embedder(INDEX).texts(hit.value, None)
+            assert hit.score == pytest.approx(float(np.dot(want, _hashed([text])[0])), abs=0.02)
+    scores = [h.score for h in hits if h.score is not None]
+    assert scores == sorted(scores, reverse=True) and len(scores) >= 2
+    before = next(h.score for h in hits if h.key == "food")
+    indexed.put(NS, "food", {"text": "owns a bicycle"})
+    after = next((h.score for h in indexed.search(NS, query=query) if h.key == "food"), 0.0)
+    assert (after or 0.0) < before
+    (food,) = [m for m in indexed.memcommit.find(scopes=["user_1.memories"]) if m.key == "food"]
+    assert food.id in _stored_ids(indexed)  # the new content has its vector
+
+
+def test_embed_ids_of_a_view_never_embeds_another_tenants_memory(memory):
+    with memory.tenant("globex").commit("x") as tx:
+        theirs = tx.add("globex launch plan").id
+    assert memory.tenant("acme").embed_ids("hash", [theirs]) == 0
+    assert memory.vectors("hash", tenant="globex").ids == ()
+    assert memory.tenant("globex").embed_ids("hash", [theirs]) == 1
+    assert memory.vectors("hash", tenant="globex").ids == (theirs,)
+
+
+def test_a_failing_embedding_lands_nothing(memory, clock):
+    def broken(texts):
+        raise RuntimeError("the model is down")
+
+    store = lg.MemcommitStore(
+        memory, tenant="acme", clock=clock, index={"dims": 8, "embed": broken}
+    )
+    with pytest.raises(RuntimeError, match="the model is down"):
+        store.put(NS, "food", {"text": "likes spicy ramen"})
+    assert store.memcommit.find() == [] and store.memcommit.log() == []

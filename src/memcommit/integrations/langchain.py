@@ -19,8 +19,9 @@ parameters, and each Document carries recall's explanation of it.
 the memory's key): adding an existing id writes a new version, ``delete``
 invalidates (history keeps both). "Similarity" is recall's score: with no
 ``embedding``, the lexical relevance of the default scorer (BM25 over stems,
-scaled to [0, 1]); with one, the cosine between the query's embedding and the
-document's (stored with it at add time). `LangChainEmbedder` turns an embedding
+scaled to [0, 1]); with one, the documents' vectors are the store's own (under
+``embedding_name``), hybrid recall picks the candidates, and the score is the
+cosine between the query's embedding and the document's. `LangChainEmbedder` turns an embedding
 into a memcommit embedder, for a store whose recall fuses words and meaning
 (``memcommit.open(..., embedder=LangChainEmbedder(...))``). Search never thresholds: documents
 the scorer gives nothing follow the ranked ones with score 0.0, in the order
@@ -29,7 +30,6 @@ they were added. Needs ``memcommit[langchain]``.
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,13 +39,15 @@ from typing import Any
 import numpy as np
 
 import memcommit
-from memcommit.embedding.vectors import unit_rows
+from memcommit.embedding.vectors import embedded, unit_rows
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters, needs
 from memcommit.integrations.marks import mark_of
 from memcommit.model import Memory
 from memcommit.recall import Context, RecallOptions, Row
 from memcommit.recall.pipeline.options import FIELDS
+from memcommit.recall.scoring.fusion import fused_scorer
+from memcommit.recall.scoring.registry import DEFAULT_SCORER, make_scorer
 
 with needs("langchain", __name__):  # the framework: a clear error without its extra
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -90,6 +92,25 @@ class LangChainEmbedder:
         else:
             rows = self.embeddings.embed_documents(list(texts))
         return unit_rows(np.asarray(rows, dtype=np.float64).reshape(len(texts), -1))
+
+
+class Embedded:
+    """Passages embedded ahead of a commit, given back to the store's write of their vectors.
+
+    Texts are embedded before their commit, so a failing embedding lands nothing;
+    the store then writes these rows (`TenantView.embed_ids`) without calling the
+    model again. A text not embedded yet (another writer's) goes to the model.
+    """
+
+    def __init__(self, embedder: LangChainEmbedder, texts: Sequence[str]) -> None:
+        self.name, self.dims, self.embedder = embedder.name, embedder.dims, embedder
+        self.rows: dict[str, Any] = {}
+        self.embed(texts)
+
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> Any:
+        new = sorted(set(texts) - self.rows.keys())
+        self.rows.update(zip(new, embedded(self.embedder, new, "passage"), strict=True))
+        return np.stack([self.rows[text] for text in texts]) if texts else None
 
 
 def explained(row: Row, ctx: Context) -> dict[str, Any]:
@@ -179,14 +200,12 @@ class MemcommitRetriever(BaseRetriever):
 _OWN = ("tenant", "budget", "pools", "kinds", "scopes", "scorer")
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
-
-
 class MemcommitVectorStore(VectorStore):
-    """A LangChain VectorStore whose documents are memories of one scope of one tenant."""
+    """A LangChain VectorStore whose documents are memories of one scope of one tenant.
+
+    With ``embedding``, each document's vector is stored in the store under
+    ``embedding_name`` (default: ``langchain:`` and the embedding's class).
+    """
 
     def __init__(
         self,
@@ -198,17 +217,39 @@ class MemcommitVectorStore(VectorStore):
         kind: str = "fact",
         author: str = "langchain",
         clock: Callable[[], datetime] | None = None,
+        embedding_name: str | None = None,
     ) -> None:
         if not isinstance(store, memcommit.Store):
             raise InvalidInput("store", store, "must be a memcommit.Store (memcommit.open(...))")
         self.view = store.tenant(tenant)
         self.scope, self.kind, self.author, self.clock = scope, kind, author, clock
         self._embedding = embedding
+        self._backend = store.backend
+        self._stored: LangChainEmbedder | None = None
+        kind_of = type(embedding)
+        self.embedding_name = (
+            embedding_name or f"langchain:{kind_of.__module__}.{kind_of.__qualname__}"
+        )
 
     @property
     def embeddings(self) -> Embeddings | None:
         """The embedding that defines similarity (None: recall's lexical relevance)."""
         return self._embedding
+
+    def _embedder(self, texts: Sequence[str] = ()) -> LangChainEmbedder | None:
+        """The embedding as the store's embedder, named `embedding_name`, of the stored size.
+
+        LangChain's ``Embeddings`` declares no size: it is the size of the vectors
+        already stored under the name, else of the first answer (None until then).
+        """
+        if self._embedding is None or self._stored is not None:
+            return self._stored
+        dims = self._backend.vector_dims(self.embedding_name)
+        if dims is None and texts:
+            dims = len(self._embedding.embed_documents([texts[0]])[0])
+        if dims is not None:
+            self._stored = LangChainEmbedder(self._embedding, name=self.embedding_name, dims=dims)
+        return self._stored
 
     # -- writing -------------------------------------------------------------------
 
@@ -235,15 +276,11 @@ class MemcommitVectorStore(VectorStore):
         ids = [str(i) if i is not None else uuid.uuid4().hex for i in ids]
         if not len(texts) == len(metadatas) == len(ids):
             raise InvalidInput("ids", ids, "texts, metadatas and ids must be as many")
-        vectors = self._embedding.embed_documents(texts) if self._embedding and texts else None
-        marks = []
-        for n, (doc_id, metadata) in enumerate(zip(ids, metadatas, strict=True)):
-            mark: dict[str, Any] = {"id": doc_id, "metadata": dict(metadata or {})}
-            if vectors is not None:
-                mark["vector"] = [float(x) for x in vectors[n]]
-            marks.append(mark)
         if not texts:
             return []
+        embedder = self._embedder(texts)
+        ahead = None if embedder is None else Embedded(embedder, texts)  # before the commit
+        marks = [{"id": i, "metadata": dict(m or {})} for i, m in zip(ids, metadatas, strict=True)]
         with self._commit(f"langchain: add {len(texts)} document(s)") as tx:
             found = self._current(ids)
             for text, doc_id, mark in zip(texts, ids, marks, strict=True):
@@ -253,6 +290,8 @@ class MemcommitVectorStore(VectorStore):
                                            metadata={MARK: mark})  # fmt: skip
                 else:
                     found[doc_id] = tx.update(old.id, content=text, metadata={MARK: mark})
+        if ahead is not None:
+            self.view.embed_ids(ahead, [m.id for m in found.values()])
         return ids
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
@@ -338,14 +377,8 @@ class MemcommitVectorStore(VectorStore):
     def _scores(self, query: str, docs: list[Memory]) -> dict[str, float]:
         if not docs or not query.strip():
             return {}
-        scorer = None
-        if self._embedding is not None:
-            wanted = self._embedding.embed_query(query)
-
-            def scorer(memory: Memory, _query: Any) -> float | None:
-                vector = _mark(memory).get("vector")
-                return None if vector is None else _cosine(wanted, vector)
-
+        embedder = self._embedder()
+        scorer = None if embedder is None else fused_scorer(embedder, make_scorer(DEFAULT_SCORER))
         options = RecallOptions(
             scopes=(self.scope,),
             tiers=None,
@@ -355,7 +388,10 @@ class MemcommitVectorStore(VectorStore):
         )
         ctx = self.view.recall(query, options)
         mine = {m.id for m in docs}
-        return {m.id: row.score for row, m in _selected(ctx) if m.id in mine}
+        if embedder is None:
+            return {m.id: row.score for row, m in _selected(ctx) if m.id in mine}
+        dense = {m.id: (row.components or {}).get("dense") for row, m in _selected(ctx)}
+        return {i: float(c) for i, c in dense.items() if i in mine and c is not None}
 
     @staticmethod
     def _document(memory: Memory) -> Document:

@@ -15,13 +15,15 @@ its key and value. A put is a commit: an overwrite is a new version of the same
 memory, a delete invalidates it (it stays in history; `purge` erases it for
 good). ``ttl`` sets the memory's ``valid_to``; a read that refreshes TTLs moves
 it on, in a commit of its own. Search with a query goes through
-`memcommit.recall` and reports its score (BM25 relevance in [0, 1], or the cosine
-of the embedding configured with ``index=``). Needs ``memcommit[langgraph]``.
+`memcommit.recall` and reports its score (BM25 relevance in [0, 1]); with
+``index=`` the items' vectors are stored in the store under the embedding's name,
+recall is hybrid, and the score is LangGraph's cosine. Needs ``memcommit[langgraph]``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
@@ -31,7 +33,9 @@ import memcommit
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters, namespaces, needs
 from memcommit.model import Commit, Memory
-from memcommit.recall import RecallOptions
+from memcommit.recall import RecallOptions, Row
+from memcommit.recall.scoring.fusion import fused_scorer
+from memcommit.recall.scoring.registry import DEFAULT_SCORER, make_scorer
 
 with needs("langgraph", __name__):  # the framework: a clear error without its extra
     from langgraph.store.base import (
@@ -156,7 +160,9 @@ class _Items(ItemWriter):
         With a query, the items recall selects come first, highest score first;
         the others follow unscored, in id order, as in LangGraph. Only as many
         memories are read as the page needs: the ranked ones through recall's
-        index, the rest a listing page at a time.
+        index, the rest a listing page at a time. With ``index=``, hybrid recall
+        picks the candidates (by words or meaning), every one is read, and they
+        are shown by LangGraph's score, its cosine (recall's order breaks ties).
         """
         wanted = filters.check(op.filter)
         prefix = tuple(op.namespace_prefix)
@@ -175,12 +181,15 @@ class _Items(ItemWriter):
         scored: set[str] = set()
         if asks(op) and scopes != []:
             query = op.query or ""
-            for s, score in self.ranked(scopes, query, now, vectors.get(query), need):
-                if len(hits) >= need:
+            vector = vectors.get(query)
+            for s, score in self.ranked(scopes, query, now, vector, need):
+                if vector is None and len(hits) >= need:
                     break
                 if s.indexed and fits(s):
                     hits.append((s, score))
                     scored.add(s.memory.id)
+            if vector is not None:  # every candidate read: LangGraph's order, best cosine first
+                hits.sort(key=lambda hit: -hit[1] if hit[1] is not None else math.inf)
         after = None
         while len(hits) < need and scopes != []:
             page = self.view.find(live=False, scopes=scopes, as_of=self.as_of, limit=_PAGE,
@@ -223,12 +232,8 @@ class _Items(ItemWriter):
         fills its page early reads no more memories than it shows.
         """
         scorer = None
-        if vector is not None:
-
-            def scorer(memory: Memory, _query: Any) -> float | None:
-                vectors = (item_mark(memory) or {}).get("vectors") or []
-                return max((cosine(vector, v) for v in vectors), default=None)
-
+        if self.embedder is not None:
+            scorer = fused_scorer(self.embedder.memcommit, make_scorer(DEFAULT_SCORER))
         cap, done = max(first, _PAGE), 0
         options = RecallOptions(
             scopes=tuple(scopes) if scopes is not None else None,
@@ -244,7 +249,7 @@ class _Items(ItemWriter):
             for row in ctx.explanation.page(done, None, outcome="selected"):
                 stored = Stored.of(row.memory)
                 if stored is not None:
-                    yield stored, row.score
+                    yield stored, row.score if vector is None else similarity(stored, row, vector)
             if len(ctx.selected) < cap:
                 return
             cap, done = cap * 4, len(ctx.selected)
@@ -340,8 +345,9 @@ class MemcommitStore(_MemcommitExtras, BaseStore):
     """A LangGraph store over one tenant of a memcommit store (SQLite or PostgreSQL).
 
     ``index`` is LangGraph's IndexConfig (``embed``, ``dims``, ``fields``): with it,
-    a query's score is the best cosine between the query's embedding and the
-    item's; without it, recall's lexical relevance. ``ttl`` is LangGraph's
+    puts store vectors, hybrid recall picks a query's candidates, and the score
+    is the best cosine between the query's embedding and the item's; without it,
+    recall's lexical relevance. ``ttl`` is LangGraph's
     TTLConfig (``default_ttl`` in minutes, ``refresh_on_read``). ``clock`` gives
     the time for commits and expiry (inject it in tests; default: UTC now).
     """
@@ -439,6 +445,19 @@ class AsyncMemcommitStore(_MemcommitExtras, AsyncBatchedBaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run the ops on a worker thread: puts in one commit, then the reads."""
         return await asyncio.to_thread(self._items.run, list(ops))
+
+
+def similarity(stored: Stored, row: Row, vector: list[float]) -> float | None:
+    """LangGraph's score of a ranked item: its best cosine with the query's embedding.
+
+    An item of several texts keeps a vector per text, as LangGraph scores them; an
+    item of one text has only its stored vector, whose cosine is the dense part of
+    the row (None: no vector yet, the item was found by its words).
+    """
+    if stored.vectors:
+        return max(cosine(vector, v) for v in stored.vectors)
+    dense = (row.components or {}).get("dense")
+    return None if dense is None else float(dense)
 
 
 __all__ = ["MARK", "AsyncMemcommitStore", "MemcommitStore"]

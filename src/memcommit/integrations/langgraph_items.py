@@ -15,6 +15,7 @@ from typing import Any
 
 from memcommit.errors import InvalidInput
 from memcommit.integrations import namespaces, needs
+from memcommit.integrations.langchain import LangChainEmbedder
 from memcommit.integrations.marks import mark_of
 from memcommit.model import Memory
 
@@ -92,7 +93,12 @@ class Stored:
 
 
 class Embedder:
-    """The ``index=`` configuration: which fields to embed, and the embedding."""
+    """The ``index=`` configuration: which fields to embed, and the embedding.
+
+    ``memcommit`` is the same embedding as a memcommit embedder (`LangChainEmbedder`),
+    named ``langgraph:<provider string or class>/<dims>``: the store keeps each
+    indexed item's vector under that name, and search fuses it with the words.
+    """
 
     def __init__(self, index: IndexConfig) -> None:
         if not isinstance(index, Mapping) or "embed" not in index:
@@ -100,6 +106,9 @@ class Embedder:
         self.config = dict(index)
         self.embeddings = ensure_embeddings(index["embed"])
         self.fields = list(index.get("fields") or ["$"])
+        self.memcommit = LangChainEmbedder(
+            self.embeddings, name=embedder_name(index), dims=index.get("dims")
+        )
 
     def texts(self, value: dict[str, Any], index: Sequence[str] | None) -> list[str]:
         paths = self.fields if index is None else list(index)
@@ -112,6 +121,17 @@ class Embedder:
         if not texts:
             return []
         return [list(map(float, v)) for v in self.embeddings.embed_documents(texts)]
+
+
+def embedder_name(index: Mapping[str, Any]) -> str:
+    """The name an ``index=`` embedding's vectors are stored under (what made them, and size)."""
+    embed = index["embed"]
+    if isinstance(embed, str):
+        made_by = embed
+    else:
+        kind = embed if callable(embed) and not hasattr(embed, "embed_documents") else type(embed)
+        made_by = f"{kind.__module__}.{getattr(kind, '__qualname__', repr(kind))}"
+    return f"langgraph:{made_by}/{index.get('dims')}"
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -22,6 +22,7 @@ with needs("langgraph", __name__):  # the framework: a clear error without its e
         PutOp,
     )
 
+from memcommit.integrations.langchain import Embedded
 from memcommit.integrations.langgraph_items import (
     MARK,
     Embedder,
@@ -84,6 +85,11 @@ class ItemWriter:
         """
         self.writable()
         fields = {(op.namespace, op.key): self.fields(op) for op in puts if op.value is not None}
+        indexed: list[str] = []
+        ahead = None
+        if self.embedder is not None:  # before the commit: a failing embedding lands nothing
+            texts = [content for (content, mark) in fields.values() if mark["indexed"]]
+            ahead = Embedded(self.embedder.memcommit, texts)
         with self.view.commit(message=commit_message(puts), author=self.author,
                               now=self._moment()) as tx:  # fmt: skip
             at = tx.pending.time
@@ -98,11 +104,15 @@ class ItemWriter:
                 content, mark = fields[(op.namespace, op.key)]
                 valid_to = None if op.ttl is None else expiry(at, op.ttl)
                 if old is None or old.memory.status != "active":
-                    tx.add(content, kind=self.kind, scope=scope, key=op.key,
-                           metadata={MARK: mark}, valid_to=valid_to)  # fmt: skip
+                    written = tx.add(content, kind=self.kind, scope=scope, key=op.key,
+                                     metadata={MARK: mark}, valid_to=valid_to)  # fmt: skip
                 else:
-                    tx.update(old.memory.id, content=content, metadata={MARK: mark},
-                              valid_to=valid_to)  # fmt: skip
+                    written = tx.update(old.memory.id, content=content, metadata={MARK: mark},
+                                        valid_to=valid_to)  # fmt: skip
+                if mark["indexed"]:
+                    indexed.append(written.id)
+        if ahead is not None and indexed:
+            self.view.embed_ids(ahead, indexed)
 
     def newest(self, scopes: set[str]) -> dict[tuple[str, str], Stored]:
         """The newest memory of each item in ``scopes``, whatever its state."""
@@ -132,7 +142,7 @@ class ItemWriter:
         mark: dict[str, Any] = {"key": op.key, "value": value, "indexed": indexed, "ttl": op.ttl}
         if self.embedder is not None:
             texts = self.embedder.texts(value, None if op.index in (None, False) else op.index)
-            if indexed:
+            if indexed and len(texts) > 1:  # one text: the stored vector is its vector
                 mark["vectors"] = self.embedder.vectors(texts)
         else:
             texts = list(leaves(value))

@@ -10,6 +10,7 @@ from memcommit.errors import InvalidInput
 from memcommit.store import embeddings
 from memcommit.store import validate as v
 from memcommit.store.api_part import ApiPart
+from memcommit.store.backends.base import MemoryQuery
 from memcommit.store.embeddings import EmbedReport, StoredVectors
 
 
@@ -45,6 +46,23 @@ class VectorApi(ApiPart):
         return embeddings.fill(
             self._core, chosen, tenant=only, batch_size=batch_size, limit=limit, progress=progress
         )
+
+    def embed_ids(self, embedder: str | Embedder | None, ids: Iterable[str]) -> int:
+        """Embed the current content of the memories ``ids`` now, vector or not; how many stored.
+
+        For a caller that chooses which memories carry a vector (an integration
+        whose items may opt out of embedding), where `embed` takes every memory
+        that lacks one. A view embeds only its tenant's memories; others are skipped.
+        """
+        chosen = embeddings.chosen(embedder, self._core.embedder)
+        wanted = sorted({v.text("ids", i) for i in ids})
+        found = self._core.backend.memories(MemoryQuery(ids=wanted)) if wanted else []
+        items = [
+            (m.tenant, m.id, m.content)
+            for m in found
+            if self._visible(m.tenant) and m.status != "purged"
+        ]
+        return embeddings.embed_items(self._core, chosen, items)[0]
 
     def vectors(
         self,
