@@ -11,13 +11,15 @@ gives the same ranking on every host. The cosine of the codes differs from the
 float cosine by well under 0.01 (127 levels per dimension).
 
 Ranking a large tenant does not score every row: `nearest` first takes the
-``max(CANDIDATES_PER_RANK · depth, MIN_CANDIDATES)`` rows nearest the query by
-the Hamming distance of one-bit sign codes (`memcommit.recall.index.signs`, 48
-bytes a row at 384 dims, an eighth of the int8 scan), then scores those exactly
-by the int8 cosine. That first stage is approximate: a row outside the
-candidates is not ranked densely, even when its cosine would have placed it in
-the window (docs/recall.md measures how often). When at most ``EXACT_BELOW``
-rows are eligible, every one of them is scored exactly instead.
+``max(CANDIDATES_PER_RANK · depth, MIN_CANDIDATES)`` rows (10,000 at the
+fusion's depth of 100) nearest the query by the Hamming distance of one-bit
+sign codes (`memcommit.recall.index.signs`, 48 bytes a row at 384 dims, an
+eighth of the int8 scan), then scores those exactly by the int8 cosine. That
+first stage is approximate: a row outside the candidates is not ranked densely,
+even when its cosine would have placed it in the window (docs/recall.md
+measures how often: on random vectors, the worst case for sign codes, 10,000
+candidates of a million keep about 70% of the exact top 10). When at most
+``EXACT_BELOW`` rows are eligible, every one of them is scored exactly instead.
 
 Rows follow the documents: a new document gets a row without a vector
 (``has`` False) until the store gives one; a merge keeps the rows of the
@@ -40,9 +42,9 @@ CHUNK = 32_768
 #: Up to this many eligible rows, `nearest` scores every one exactly (no Hamming stage).
 EXACT_BELOW = 20_000
 #: The Hamming stage keeps this many candidates per rank of the dense window ...
-CANDIDATES_PER_RANK = 10
+CANDIDATES_PER_RANK = 100
 #: ... and never fewer than this many.
-MIN_CANDIDATES = 1_000
+MIN_CANDIDATES = 10_000
 
 try:  # an exact int8 kernel, many times faster than numpy's products of chunks
     import simsimd as _simsimd
