@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import memcommit
 from memcommit.errors import IndexDamaged
 from memcommit.recall.index import dense, signs, vectorfile
 from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.persist import Stamp
 
+T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+LATER = T0 + timedelta(days=30)
 DIMS = 96  # two 64-bit words of sign bits, the second half empty: padding is exercised
 
 
@@ -136,3 +141,24 @@ def test_a_damaged_code_row_is_refused_when_a_candidate_reads_it(tmp_path):
     again = vectorfile.read(path, "t", "e", DIMS, stamp)  # opens: the codes are not checked yet
     with pytest.raises(IndexDamaged):
         again.cosines(_vectors(1, 11)[0], np.array([1_500]))
+
+
+def test_a_lexical_match_outside_the_candidates_keeps_its_exact_cosine(tmp_path, monkeypatch):
+    monkeypatch.setattr(dense, "EXACT_BELOW", 0)
+    monkeypatch.setattr(dense, "MIN_CANDIDATES", 2)
+    monkeypatch.setattr(dense, "CANDIDATES_PER_RANK", 0)
+    store = memcommit.open(tmp_path / "c.db", embedder="hash")
+    try:
+        with store.commit(message="notes", now=T0) as tx:
+            for i in range(30):
+                tx.add(f"note {i} about the garden and topic {i % 7}", kind="event", tenant="t")
+        ctx = store.recall("garden", tenant="t", now=LATER, max_records=30, explain=True)
+        ranked = [row for row in ctx.rows if row.score is not None]
+        assert len(ranked) == 30  # every memory matches the word
+        dense_ranked = [row for row in ranked if "dense_rank" in row.components]
+        assert len(dense_ranked) == 2  # only the two candidates are ranked by meaning
+        others = [row for row in ranked if "dense_rank" not in row.components]
+        assert all(row.components["vector"] == 1.0 for row in others)  # they have a vector
+        assert all(-1.0 <= row.components["dense"] <= 1.0 for row in others)  # its cosine shown
+    finally:
+        store.close()

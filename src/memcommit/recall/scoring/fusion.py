@@ -5,7 +5,10 @@ passed the filters:
 
 - the lexical ranking is the lexical scorer's (the default ``memory``, or any
   batch scorer), the dense ranking the cosine of the memory's stored vector
-  with the query's (`memcommit.recall.index.dense`); each ranks its matches by
+  with the query's (`memcommit.recall.index.dense`: every memory up to 20,000,
+  above that only the sign-code candidates, an approximate first stage; a
+  memory outside them is not in the dense window, though its ``dense`` part
+  still shows its exact cosine); each ranks its matches by
   score, ties by creation time then id (the order every ranking of recall uses);
 - a memory among the first ``depth`` (100) of a ranking gains ``weight / (k + rank)``
   from it (ranks from 1; k = 10; the lexical weight 1, the dense 0.5); the fused
