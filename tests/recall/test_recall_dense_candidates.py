@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import memcommit
 from memcommit.errors import IndexDamaged
-from memcommit.recall.index import dense, signs, vectorfile
+from memcommit.recall.index import dense, order, signs, vectorfile
+from memcommit.recall.index.blobs import DocIds
 from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.persist import Stamp
 
@@ -162,3 +163,23 @@ def test_a_lexical_match_outside_the_candidates_keeps_its_exact_cosine(tmp_path,
         assert all(-1.0 <= row.components["dense"] <= 1.0 for row in others)  # its cosine shown
     finally:
         store.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    times=st.lists(st.integers(0, 4), min_size=1, max_size=40),
+    names=st.randoms(use_true_random=False),
+    picked=st.randoms(use_true_random=False),
+)
+def test_birth_order_of_some_documents_is_birth_rank_restricted_to_them(times, names, picked):
+    ids = DocIds()
+    labels = [f"m{i:03d}" for i in range(len(times))]
+    names.shuffle(labels)  # ids not in document order, so ties are broken by the ids
+    ids.extend(labels)
+    created = np.array(times, dtype=np.int64)
+    docs = np.array(picked.sample(range(len(times)), picked.randint(1, len(times))))
+    full = order.birth_rank(created, ids)
+    assert (
+        order.birth_order(created, ids, docs).tolist()
+        == np.argsort(np.argsort(full[docs])).tolist()
+    )

@@ -233,13 +233,16 @@ class PresortedHybrid(HybridScorer):
         """The fused ranking in two levels: the windows, then every match."""
         lexical = self.base.presort(query)
         snap = query.index.snapshot()
-        births, size = snap.birth_rank, snap.size
+        size = snap.size
         top, top_values = maxscore.best(lexical.levels, self.depth)
+        dense = self.window(query, size, snap.alive)
+        ranked = maxscore.union([np.sort(top), np.flatnonzero(~np.isnan(dense))])
+        births = np.zeros(size, dtype=np.int64)  # the tie-break, among the ranked ones only
+        births[ranked] = snap.births_of(ranked)
         lexical_rank = np.zeros(size, dtype=np.int64)
         order = top[np.lexsort((births[top], -top_values))][: self.depth]
         lexical_rank[order] = np.arange(1, len(order) + 1)
         best = float(top_values.max()) if len(top_values) else 0.0
-        dense = self.window(query, size, snap.alive)
         dense_rank = ranks(dense, births, self.depth)
         windows = maxscore.union([np.sort(order), np.flatnonzero(dense_rank > 0)])
 
