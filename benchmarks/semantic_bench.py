@@ -10,7 +10,9 @@ processes:
 
 - memcommit: cold = open the snapshot and the vector file + the first hybrid
   recall (max_records=10); warm p50/p95 of hybrid recalls, and of lexical
-  recalls (``hybrid=False``) in the same process; RSS after them. The query
+  recalls (``hybrid=False``) in the same process; RSS after them; then how much
+  of the exact scan's dense top 10 and top 100 the candidate stage kept (the
+  sign-code Hamming stage is approximate, see recall/index/dense.py). The query
   embedder gives a fixed random unit vector per query text (no model time).
 - peer, numpy brute force: the same vectors as a float32 ``.npy`` file, mapped;
   cold = map + the first exact top-10 (``V @ q``, ``argpartition``); warm p50;
@@ -143,7 +145,28 @@ def child_memcommit(folder: str, qs: list[str]) -> dict:
         start = time.perf_counter()
         recall(source, q, tenant=TENANT, max_records=10, now=NOW, hybrid=False)
         lexical.append(time.perf_counter() - start)
-    return {"import": imported, "cold": cold, "hybrid": hybrid, "lexical": lexical, "rss": rss_mb()}
+    rss = rss_mb()
+    found = candidate_recall(index.dense[EMBEDDER], [QueryVectors().embed([q])[0] for q in qs])
+    return {"import": imported, "cold": cold, "hybrid": hybrid, "lexical": lexical, "rss": rss,
+            "candidates": found}  # fmt: skip
+
+
+def candidate_recall(rows, vectors: list[np.ndarray]) -> dict[str, float]:
+    """Share of the exact scan's dense top 10 and top 100 that the candidate stage keeps."""
+    from memcommit.recall.scoring.fusion import DEPTH
+
+    def top(docs: np.ndarray, cosines: np.ndarray, count: int) -> set[int]:
+        return set(docs[np.lexsort((docs, -cosines))][:count].tolist())
+
+    every = np.arange(rows.size)
+    shares: dict[str, list[float]] = {"top10": [], "top100": []}
+    for vector in vectors:
+        picked, cosines = rows.nearest(vector, DEPTH, np.ones(rows.size, dtype=bool))
+        exact = rows.cosines(vector)
+        for name, count in (("top10", 10), ("top100", DEPTH)):
+            kept = top(picked, cosines, count) & top(every, exact, count)
+            shares[name].append(len(kept) / count)
+    return {name: float(np.mean(values)) for name, values in shares.items()}
 
 
 def child_numpy(folder: str, qs: list[str]) -> dict:
@@ -222,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
                       peer["rss"]))  # fmt: skip
     print(f"\nhybrid p50 / lexical p50: {hybrid / lexical:.2f}x; "
           f"hybrid p50 / numpy brute force p50: {hybrid / brute:.2f}x")  # fmt: skip
+    kept = ours["candidates"]
+    print(f"the exact scan's dense top 10 / top 100 kept by the candidate stage: "
+          f"{kept['top10']:.3f} / {kept['top100']:.3f}")  # fmt: skip
     return 0
 
 

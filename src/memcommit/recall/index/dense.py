@@ -10,6 +10,17 @@ when installed, numpy's float32 product of chunks otherwise): the same store
 gives the same ranking on every host. The cosine of the codes differs from the
 float cosine by well under 0.01 (127 levels per dimension).
 
+Ranking a large tenant does not score every row: `nearest` first takes the
+``max(CANDIDATES_PER_RANK · depth, MIN_CANDIDATES)`` rows (10,000 at the
+fusion's depth of 100) nearest the query by the Hamming distance of one-bit
+sign codes (`memcommit.recall.index.signs`, 48 bytes a row at 384 dims, an
+eighth of the int8 scan), then scores those exactly by the int8 cosine. That
+first stage is approximate: a row outside the candidates is not ranked densely,
+even when its cosine would have placed it in the window (docs/recall.md
+measures how often: on random vectors, the worst case for sign codes, 10,000
+candidates of a million keep about 70% of the exact top 10). When at most
+``EXACT_BELOW`` rows are eligible, every one of them is scored exactly instead.
+
 Rows follow the documents: a new document gets a row without a vector
 (``has`` False) until the store gives one; a merge keeps the rows of the
 documents it keeps, in order, exactly as the index does (`keep`), and an export
@@ -21,10 +32,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from memcommit.recall.index import signs as sign_codes
+from memcommit.recall.index.sections import Section
+
 #: The largest code: a code row's dot products stay below 2**24 up to 1,040 dims.
 SCALE = 127
 #: Rows scored per numpy product when simsimd is absent (bounds the float32 copy).
 CHUNK = 32_768
+#: Up to this many eligible rows, `nearest` scores every one exactly (no Hamming stage).
+EXACT_BELOW = 20_000
+#: The Hamming stage keeps this many candidates per rank of the dense window ...
+CANDIDATES_PER_RANK = 100
+#: ... and never fewer than this many.
+MIN_CANDIDATES = 10_000
 
 try:  # an exact int8 kernel, many times faster than numpy's products of chunks
     import simsimd as _simsimd
@@ -73,12 +93,28 @@ class DenseRows:
         codes: np.ndarray | None = None,
         norms: np.ndarray | None = None,
         has: np.ndarray | None = None,
+        signs: np.ndarray | None = None,
+        unchecked: Section | None = None,
     ) -> None:
+        """``unchecked``: the mapped file section ``codes`` is a view of, its blocks checked
+        only as rows are read (`checked`)."""
         self.embedder, self.dims = embedder, dims
+        self.unchecked = unchecked
         self.codes = codes if codes is not None else np.zeros((0, dims), dtype=np.int8)
         self.norms = norms if norms is not None else np.zeros(0)
         self.has = has if has is not None else np.zeros(0, dtype=bool)
+        self.signs = signs if signs is not None else sign_codes.signs_of(self.checked())
         self.size = len(self.has)
+
+    def checked(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The code rows (every one, or those of ``rows``), their file blocks checked first."""
+        if self.unchecked is not None and rows is not None:
+            self.unchecked.check_spans(rows * self.dims, self.dims)
+        elif self.unchecked is not None:
+            self.unchecked.whole()
+            self.unchecked = None
+        picked: np.ndarray = self.codes if rows is None else self.codes[rows]
+        return picked
 
     def grow(self, size: int) -> None:
         """Rows up to document ``size`` (new ones without a vector); capacity doubles."""
@@ -87,10 +123,12 @@ class DenseRows:
         if size > len(self.has):
             capacity = max(size, 2 * len(self.has), 1024)
             codes = np.zeros((capacity, self.dims), dtype=np.int8)
-            codes[: self.size] = self.codes[: self.size]
+            codes[: self.size] = self.checked()[: self.size]
             norms, has = np.zeros(capacity), np.zeros(capacity, dtype=bool)
             norms[: self.size], has[: self.size] = self.norms[: self.size], self.has[: self.size]
-            self.codes, self.norms, self.has = codes, norms, has
+            signs = np.zeros((capacity, sign_codes.width(self.dims)), dtype=np.uint8)
+            signs[: self.size] = self.signs[: self.size]
+            self.codes, self.norms, self.has, self.signs = codes, norms, has, signs
         self.size = size
 
     def put(self, docs: np.ndarray, vectors: np.ndarray) -> None:
@@ -99,14 +137,21 @@ class DenseRows:
             return
         self.grow(int(docs.max()) + 1)
         if not self.codes.flags.writeable:  # mapped from a file: copied at the first write
-            self.codes, self.norms, self.has = self.codes.copy(), self.norms.copy(), self.has.copy()
+            self.codes, self.norms, self.has = (
+                self.checked().copy(),
+                self.norms.copy(),
+                self.has.copy(),
+            )
+            self.signs = self.signs.copy()
         codes = codes_of(vectors)
         self.codes[docs], self.norms[docs], self.has[docs] = codes, code_norms(codes), True
+        self.signs[docs] = sign_codes.signs_of(codes)
 
     def keep(self, docs: np.ndarray) -> None:
         """Keep the rows of ``docs`` only, renumbered 0.. in that order (an index merge)."""
         docs = docs[docs < self.size]
-        self.codes, self.norms, self.has = self.codes[docs], self.norms[docs], self.has[docs]
+        self.codes, self.norms, self.has = self.checked(docs), self.norms[docs], self.has[docs]
+        self.signs, self.unchecked = self.signs[docs], None
         self.size = len(docs)
 
     def missing(self, alive: np.ndarray) -> np.ndarray:
@@ -122,10 +167,10 @@ class DenseRows:
         inside = rows < self.size
         out = np.full(len(rows), np.nan)
         if docs is None:
-            found = dots(self.codes[: self.size], codes)
+            found = dots(self.checked()[: self.size], codes)
         else:
             found = np.zeros(len(rows))
-            found[inside] = dots(np.ascontiguousarray(self.codes[rows[inside]]), codes)
+            found[inside] = dots(np.ascontiguousarray(self.checked(rows[inside])), codes)
         held = np.zeros(len(rows), dtype=bool)
         held[inside] = self.has[rows[inside]]
         norms = np.where(held, self.norms[np.where(inside, rows, 0)], 1.0)
@@ -133,11 +178,33 @@ class DenseRows:
         out[scored] = found[scored] / (length * norms[scored])
         return out
 
+    def candidates(self, query: np.ndarray, depth: int, allowed: np.ndarray) -> np.ndarray:
+        """The rows `nearest` scores for a window of ``depth`` (ascending; see the module doc).
+
+        ``allowed`` flags the documents that may be ranked (one per document, at least
+        ``size`` long); a row without a vector is never a candidate.
+        """
+        eligible = self.has[: self.size] & allowed[: self.size]
+        count = max(CANDIDATES_PER_RANK * depth, MIN_CANDIDATES)
+        if int(eligible.sum()) <= max(count, EXACT_BELOW):
+            return np.flatnonzero(eligible)
+        codes = codes_of(np.asarray(query, dtype=np.float64)[None, :])
+        found = sign_codes.distances(self.signs[: self.size], sign_codes.signs_of(codes)[0])
+        return sign_codes.best(found, eligible, count)
+
+    def nearest(
+        self, query: np.ndarray, depth: int, allowed: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The `candidates` for a window of ``depth`` and their exact int8 cosines."""
+        rows = self.candidates(query, depth, allowed)
+        return rows, self.cosines(query, rows)
+
     def export(self, docs: np.ndarray) -> dict[str, np.ndarray]:
         """The rows of ``docs`` (an export's current documents, in its order) as named arrays."""
         self.grow(int(docs.max()) + 1 if len(docs) else 0)
         return {
-            "codes": np.ascontiguousarray(self.codes[docs]),
+            "codes": np.ascontiguousarray(self.checked(docs)),
             "norms": np.ascontiguousarray(self.norms[docs]),
             "has": np.ascontiguousarray(self.has[docs]),
+            "signs": np.ascontiguousarray(self.signs[docs]),
         }

@@ -86,6 +86,20 @@ class Section:
                 self._check(first, last)
         return self.array[start:stop]
 
+    def check_spans(self, starts: np.ndarray, length: int) -> None:
+        """Check the blocks holding items ``start .. start + length - 1`` for each of ``starts``.
+
+        For scattered reads (the int8 codes of a dense ranking's candidates).
+        """
+        if self._whole or not len(starts) or length <= 0:
+            return
+        first = starts.astype(np.int64) * self._size // BLOCK
+        last = ((starts.astype(np.int64) + length) * self._size - 1) // BLOCK
+        spread = int((last - first).max())
+        blocks = np.unique(np.concatenate([first + step for step in range(spread + 1)]))
+        for block in blocks[blocks <= last.max()].tolist():
+            self._check(block, block)
+
     def _check(self, first: int, last: int) -> None:
         """Check blocks ``first`` to ``last``; IndexDamaged on the first that fails."""
         passed = self._passed

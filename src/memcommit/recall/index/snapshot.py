@@ -18,7 +18,7 @@ import numpy as np
 from memcommit.recall.index import postings, table, vocabulary
 from memcommit.recall.index.blobs import DocIds
 from memcommit.recall.index.columns import Codes, Column
-from memcommit.recall.index.order import birth_rank
+from memcommit.recall.index.order import birth_order, birth_rank
 from memcommit.recall.index.sections import Section
 
 #: Every array a snapshot file holds: restoring one that lacks any is refused.
@@ -171,6 +171,12 @@ class Snapshot:
     def birth_rank(self) -> np.ndarray:
         """Each document's position in (creation time, id) order, the tie-break of every ranking."""
         return birth_rank(self.created, self.ids)
+
+    def births_of(self, docs: np.ndarray) -> np.ndarray:
+        """``docs``' (distinct) order among themselves by `birth_rank`, without ranking all."""
+        if "birth_rank" in self.__dict__:  # already ranked: its order restricted to docs
+            return birth_order(self.birth_rank, self.ids, docs)
+        return birth_order(self.created, self.ids, docs)
 
 
 assert not table.NAMES & {*vars(Snapshot), "tenant", "generation", "ids", "size"}, (

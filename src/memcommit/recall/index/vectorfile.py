@@ -12,8 +12,11 @@ atomically), its key the tenant and the embedder's name. Named after the
 snapshot (``<snapshot>.<embedder hash>.vec``), so erasing a tenant's snapshot
 erases its vector files too (`memcommit.recall.index.files.erase`).
 
-At a million memories of 384 dims the file is 394 MB (int8 codes, a float64
-norm and a flag per row); a recall maps it and reads it whole (a dense scan).
+At a million memories of 384 dims the file is 442 MB (int8 codes, 48 bytes of
+sign codes, a float64 norm and a flag per row). A recall maps it: the sign codes
+are read whole (the Hamming stage), the int8 codes only at the candidates' rows,
+and the page cache, not the process, holds the rest. A file written before sign
+codes were kept gets them computed from the codes as it is read.
 """
 
 from __future__ import annotations
@@ -48,23 +51,28 @@ def write(path: Path, tenant: str, stamp: Stamp, rows: DenseRows, docs: np.ndarr
     """Write the rows of ``docs`` (the snapshot's documents, in its order); the file's size."""
     arrays = rows.export(docs)
     arrays["codes"] = arrays["codes"].reshape(-1)
+    arrays["signs"] = arrays["signs"].reshape(-1)
     return persist.write(path, _key(tenant, rows.embedder), stamp, Exported(arrays))
 
 
 def read(path: Path, tenant: str, embedder: str, dims: int, stamp: Stamp) -> DenseRows:
     """The rows in ``path``, written under ``stamp``; SnapshotRefused (why) otherwise.
 
-    Every block is checked here: a dense scan reads every row anyway.
+    The flags, norms and sign codes are checked here (every recall reads them
+    whole); the int8 codes block by block as the candidates' rows are read.
     """
     opened = persist.read(path, _key(tenant, embedder), stamp.store)
     if opened.stamp != stamp:
         raise SnapshotRefused("written with another snapshot")
     sections = opened.sections
     has = sections["has"].whole()
-    codes = sections["codes"].whole()
+    codes = sections["codes"].array
     if len(codes) != len(has) * dims:
         raise SnapshotRefused(f"rows of {len(codes) // max(len(has), 1)} dims, not {dims}")
-    return DenseRows(embedder, dims, codes.reshape(len(has), dims), sections["norms"].whole(), has)
+    codes = codes.reshape(len(has), dims)
+    signs = sections["signs"].whole().reshape(len(has), -1) if "signs" in sections else None
+    norms = sections["norms"].whole()
+    return DenseRows(embedder, dims, codes, norms, has, signs, sections["codes"])
 
 
 def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp) -> None:

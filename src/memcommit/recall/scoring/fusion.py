@@ -5,7 +5,10 @@ passed the filters:
 
 - the lexical ranking is the lexical scorer's (the default ``memory``, or any
   batch scorer), the dense ranking the cosine of the memory's stored vector
-  with the query's (`memcommit.recall.index.dense`); each ranks its matches by
+  with the query's (`memcommit.recall.index.dense`: every memory up to 20,000,
+  above that only the sign-code candidates, an approximate first stage; a
+  memory outside them is not in the dense window, though its ``dense`` part
+  still shows its exact cosine); each ranks its matches by
   score, ties by creation time then id (the order every ranking of recall uses);
 - a memory among the first ``depth`` (100) of a ranking gains ``weight / (k + rank)``
   from it (ranks from 1; k = 10; the lexical weight 1, the dense 0.5); the fused
@@ -121,16 +124,32 @@ class HybridScorer:
             self._query = (text, embedded(self.embedder, [text], "query")[0])
         return self._query[1]
 
-    def dense(self, query: Query, docs: np.ndarray) -> np.ndarray:
-        """The dense cosine of each of ``docs``; NaN where a document has no vector."""
-        size = query.index.alive.size
-        if len(docs) * 2 > size:  # most documents: one pass over every row is cheaper
-            every: np.ndarray = self.every_cosine(query, size)[docs]
-            return every
+    def window(self, query: Query, size: int, allowed: np.ndarray) -> np.ndarray:
+        """Exact cosines of the dense candidates among ``allowed`` documents, NaN elsewhere.
+
+        ``size`` long; the candidates are `DenseRows.nearest`'s for this window's
+        depth (every allowed row with a vector in a small tenant; the best by a
+        sign-code Hamming stage in a large one).
+        """
+        out = np.full(size, np.nan)
         rows = query.index.dense.get(self.embedder.name)
-        if rows is None:
-            return np.full(len(docs), np.nan)
-        return rows.cosines(self.query_vector(query.text), docs)
+        if rows is not None:
+            mask = np.zeros(max(size, rows.size), dtype=bool)
+            mask[:size] = allowed[:size]
+            found, cosines = rows.nearest(self.query_vector(query.text), self.depth, mask)
+            inside = found < size
+            out[found[inside]] = cosines[inside]
+        return out
+
+    def explained(self, query: Query, docs: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """The cosine of each of ``docs``: ``known`` where given, else the exact int8 one."""
+        rows = query.index.dense.get(self.embedder.name)
+        unknown = np.isnan(known)
+        if rows is None or not unknown.any():
+            return known
+        out = known.copy()
+        out[unknown] = rows.cosines(self.query_vector(query.text), docs[unknown])
+        return out
 
     def fuse(
         self, lexical: np.ndarray, lexical_rank: np.ndarray, dense_rank: np.ndarray
@@ -169,15 +188,6 @@ class HybridScorer:
             },
         )
 
-    def every_cosine(self, query: Query, size: int) -> np.ndarray:
-        """The dense cosine of documents 0 .. ``size`` - 1 in one scan (NaN: no vector)."""
-        rows = query.index.dense.get(self.embedder.name)
-        out = np.full(size, np.nan)
-        if rows is not None:
-            found = rows.cosines(self.query_vector(query.text))[:size]
-            out[: len(found)] = found
-        return out
-
     def score_parts(self, query: Query, docs: np.ndarray) -> tuple[np.ndarray, Components]:
         """Fused scores of ``docs`` (NaN: no match) and the parts of each scored one."""
         if is_explained(self.base):
@@ -185,11 +195,18 @@ class HybridScorer:
         else:
             lexical, lexical_parts = self.base.score_docs(query, docs), Components()
         lexical = np.asarray(lexical, dtype=np.float64)
-        dense = self.dense(query, docs)
+        size = query.index.alive.size
+        allowed = np.zeros(size, dtype=bool)
+        allowed[docs[docs < size]] = True
+        window = np.full(len(docs), np.nan)
+        window[docs < size] = self.window(query, size, allowed)[docs[docs < size]]
         births = query.index.snapshot().birth_rank[docs]
         lexical_rank = ranks(lexical, births, self.depth)
-        dense_rank = ranks(dense, births, self.depth)
+        dense_rank = ranks(window, births, self.depth)
         fused = self.fuse(lexical, lexical_rank, dense_rank)
+        dense = window.copy()
+        shown = ~np.isnan(fused)
+        dense[shown] = self.explained(query, docs[shown], window[shown])
         columns = (lexical, lexical_rank, dense, dense_rank, fused)
         return fused, self.parts(docs, lexical_parts, columns)
 
@@ -216,14 +233,16 @@ class PresortedHybrid(HybridScorer):
         """The fused ranking in two levels: the windows, then every match."""
         lexical = self.base.presort(query)
         snap = query.index.snapshot()
-        births, size = snap.birth_rank, snap.size
+        size = snap.size
         top, top_values = maxscore.best(lexical.levels, self.depth)
+        dense = self.window(query, size, snap.alive)
+        ranked = maxscore.union([np.sort(top), np.flatnonzero(~np.isnan(dense))])
+        births = np.zeros(size, dtype=np.int64)  # the tie-break, among the ranked ones only
+        births[ranked] = snap.births_of(ranked)
         lexical_rank = np.zeros(size, dtype=np.int64)
         order = top[np.lexsort((births[top], -top_values))][: self.depth]
         lexical_rank[order] = np.arange(1, len(order) + 1)
         best = float(top_values.max()) if len(top_values) else 0.0
-        dense = self.every_cosine(query, size)
-        dense[~snap.alive] = np.nan
         dense_rank = ranks(dense, births, self.depth)
         windows = maxscore.union([np.sort(order), np.flatnonzero(dense_rank > 0)])
 
@@ -259,7 +278,8 @@ class PresortedHybrid(HybridScorer):
             docs, found = everything()
             lexical_parts = lexical.parts(best)
             cols = columns(docs, found)
-            return self.parts(docs, lexical_parts, (cols[0], cols[1], cols[2], cols[3], cols[4]))
+            shown = self.explained(query, docs, cols[2])
+            return self.parts(docs, lexical_parts, (cols[0], cols[1], shown, cols[3], cols[4]))
 
         return Presorted([first, last], relevance, None, parts)
 
