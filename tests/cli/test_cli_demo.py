@@ -19,7 +19,9 @@ def test_the_closing_commands_show_the_demo_data(tmp_path):
     assert tail[0] == "Explore what the session wrote (tenant acme):"
     lines = [shlex.split(line) for line in tail[1:]]
     assert all(words[0] == "memcommit" for words in lines)
-    log, find, recall = (runner.invoke(main, words[1:]) for words in lines)
+    # wide enough that no cell wraps: a message's words stay on one line whatever the ids
+    wide = {"COLUMNS": "200"}
+    log, find, recall = (runner.invoke(main, words[1:], env=wide) for words in lines)
     assert log.exit_code == find.exit_code == recall.exit_code == 0
     assert "learn the project" in log.stdout and "7 commits" in log.stdout
     assert "11 memories in tenant 'acme'" in find.stdout
