@@ -106,6 +106,10 @@ class DenseRows:
         self.signs = signs if signs is not None else sign_codes.signs_of(self.checked())
         self.size = len(self.has)
 
+    def nbytes(self) -> int:
+        """The bytes its arrays hold (codes mapped from a vector file too, once read)."""
+        return sum(int(part.nbytes) for part in (self.codes, self.norms, self.has, self.signs))
+
     def checked(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The code rows (every one, or those of ``rows``), their file blocks checked first."""
         if self.unchecked is not None and rows is not None:

@@ -407,12 +407,7 @@ def _held_bytes(index: TenantIndex) -> int:
     parts += [codes.nbytes() for codes in index.tables.values()]
     parts += [index.ids.nbytes(), index.inverted.nbytes(), index.norm_cache.nbytes()]
     parts += [index.vocabulary.nbytes(), index._memo_bytes, _derived_bytes(index)]
-    parts += [
-        array_bytes(held)
-        for rows in index.dense.values()
-        for held in vars(rows).values()
-        if isinstance(held, np.ndarray)
-    ]
+    parts += [rows.nbytes() for rows in index.dense.values()]
     return OBJECT * 4 + sum(parts)
 
 
