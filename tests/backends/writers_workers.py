@@ -7,6 +7,7 @@ did not land), "unknown" (`Unavailable` saying it cannot tell) or another error.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import memcommit
@@ -23,12 +24,20 @@ def told(exc: MemcommitError) -> str:
 
 
 def commit_outcomes(
-    target: str, worker: int, tenant: str, count: int, barrier: Any, acked: Any = None
+    target: str,
+    worker: int,
+    tenant: str,
+    count: int,
+    barrier: Any,
+    acked: Any = None,
+    hold: float = 0.0,
 ) -> list[Outcome]:
     """Try ``count`` single-memory commits on ``tenant``; what each one was told.
 
     ``acked`` (a shared counter), when given, counts the commits told "landed" as
     they are told, so a test that kills this process knows how many it heard of.
+    ``hold`` seconds are spent inside each commit's block, as an agent's own code
+    runs between its statements, with the server's transaction open.
     """
     out: list[Outcome] = []
     with memcommit.open(target) as store:
@@ -39,6 +48,7 @@ def commit_outcomes(
             try:
                 with view.commit(message=key, author=f"writer-{worker}") as tx:
                     tx.add(f"writer {worker} note {i}", key=key)
+                    time.sleep(hold)
             except MemcommitError as exc:
                 out.append((key, told(exc), str(exc)))
                 continue
