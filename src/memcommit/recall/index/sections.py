@@ -96,9 +96,13 @@ class Section:
         first = starts.astype(np.int64) * self._size // BLOCK
         last = ((starts.astype(np.int64) + length) * self._size - 1) // BLOCK
         spread = int((last - first).max())
-        blocks = np.unique(np.concatenate([first + step for step in range(spread + 1)]))
-        for block in blocks[blocks <= last.max()].tolist():
+        blocks = np.concatenate([first + step for step in range(spread + 1)])
+        blocks = blocks[blocks <= last.max()]
+        passed = np.frombuffer(self._passed, dtype=np.uint8)
+        for block in np.unique(blocks[passed[blocks] == 0]).tolist():  # each block once
             self._check(block, block)
+        if passed.all():  # every block passed: later reads check nothing
+            self._whole = True
 
     def _check(self, first: int, last: int) -> None:
         """Check blocks ``first`` to ``last``; IndexDamaged on the first that fails."""

@@ -65,18 +65,25 @@ DENSE_WEIGHT = 0.5
 DEPTH = 100
 
 
-def ranks(scores: np.ndarray, births: np.ndarray, depth: int) -> np.ndarray:
-    """1-based rank of the ``depth`` best non-NaN scores (higher first, ties by ``births``).
-
-    0 for every other position: a NaN, or a score below the first ``depth``.
-    Only the candidates at or above the ``depth``-th best value are sorted.
-    """
-    out = np.zeros(len(scores), dtype=np.int64)
+def contenders(scores: np.ndarray, depth: int) -> np.ndarray:
+    """The positions that can take one of the ``depth`` first ranks of ``scores`` (ascending):
+    every non-NaN score at or above the ``depth``-th best value (ties at it included)."""
     scored = np.flatnonzero(~np.isnan(scores))
     if len(scored) > depth > 0:
         values = scores[scored]
         kth = np.partition(values, len(values) - depth)[len(values) - depth]
         scored = scored[values >= kth]
+    return scored
+
+
+def ranks(scores: np.ndarray, births: np.ndarray, depth: int) -> np.ndarray:
+    """1-based rank of the ``depth`` best non-NaN scores (higher first, ties by ``births``).
+
+    0 for every other position: a NaN, or a score below the first ``depth``.
+    Only the `contenders` are sorted, and only their ``births`` are read.
+    """
+    out = np.zeros(len(scores), dtype=np.int64)
+    scored = contenders(scores, depth)
     order = scored[np.lexsort((births[scored], -scores[scored]))][:depth]
     out[order] = np.arange(1, len(order) + 1)
     return out
@@ -236,7 +243,7 @@ class PresortedHybrid(HybridScorer):
         size = snap.size
         top, top_values = maxscore.best(lexical.levels, self.depth)
         dense = self.window(query, size, snap.alive)
-        ranked = maxscore.union([np.sort(top), np.flatnonzero(~np.isnan(dense))])
+        ranked = maxscore.union([np.sort(top), contenders(dense, self.depth)])
         births = np.zeros(size, dtype=np.int64)  # the tie-break, among the ranked ones only
         births[ranked] = snap.births_of(ranked)
         lexical_rank = np.zeros(size, dtype=np.int64)
