@@ -76,14 +76,17 @@ def contenders(scores: np.ndarray, depth: int) -> np.ndarray:
     return scored
 
 
-def ranks(scores: np.ndarray, births: np.ndarray, depth: int) -> np.ndarray:
+def ranks(
+    scores: np.ndarray, births: np.ndarray, depth: int, scored: np.ndarray | None = None
+) -> np.ndarray:
     """1-based rank of the ``depth`` best non-NaN scores (higher first, ties by ``births``).
 
     0 for every other position: a NaN, or a score below the first ``depth``.
-    Only the `contenders` are sorted, and only their ``births`` are read.
+    Only the `contenders` (``scored``, when the caller has them) are sorted, and
+    only their ``births`` are read.
     """
     out = np.zeros(len(scores), dtype=np.int64)
-    scored = contenders(scores, depth)
+    scored = contenders(scores, depth) if scored is None else scored
     order = scored[np.lexsort((births[scored], -scores[scored]))][:depth]
     out[order] = np.arange(1, len(order) + 1)
     return out
@@ -243,14 +246,15 @@ class PresortedHybrid(HybridScorer):
         size = snap.size
         top, top_values = maxscore.best(lexical.levels, self.depth)
         dense = self.window(query, size, snap.alive)
-        ranked = maxscore.union([np.sort(top), contenders(dense, self.depth)])
+        near = contenders(dense, self.depth)
+        ranked = maxscore.union([np.sort(top), near])
         births = np.zeros(size, dtype=np.int64)  # the tie-break, among the ranked ones only
         births[ranked] = snap.births_of(ranked)
         lexical_rank = np.zeros(size, dtype=np.int64)
         order = top[np.lexsort((births[top], -top_values))][: self.depth]
         lexical_rank[order] = np.arange(1, len(order) + 1)
         best = float(top_values.max()) if len(top_values) else 0.0
-        dense_rank = ranks(dense, births, self.depth)
+        dense_rank = ranks(dense, births, self.depth, near)
         windows = maxscore.union([np.sort(order), np.flatnonzero(dense_rank > 0)])
 
         def columns(docs: np.ndarray, relevance: np.ndarray) -> tuple[np.ndarray, ...]:
