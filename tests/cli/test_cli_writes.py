@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import memcommit
+from memcommit.cli.ids import short_ids
 from memcommit.cli.opening import open_store
 
 
@@ -138,12 +139,14 @@ def test_cli_writes_equal_the_python_api(cli, target):
 def test_short_commit_ids_from_the_log_work_as_arguments(cli):
     added(cli, "first fact")
     added(cli, "second fact")
-    first, second = reversed(cli.json("log"))
-    short = "…" + first["id"][-7:]
+    commits = cli.json("log")
+    first, second = reversed(commits)
+    shown = short_ids(c["id"] for c in commits)  # longer than 7 when the suffix is all digits
+    short = shown[first["id"]]
     assert short in cli("log").stdout
     assert cli.json("show", short)["seq"] == first["seq"]
     assert [m["content"] for m in cli.json("find", "--as-of", short)] == ["first fact"]
-    assert [c["op"] for c in cli.json("diff", short, second["id"][-8:])] == ["add"]
+    assert [c["op"] for c in cli.json("diff", short, shown[second["id"]])] == ["add"]
     assert "not found" in cli("show", "…fffffff", code=1).stderr
 
 
