@@ -111,3 +111,18 @@ def test_an_embedder_without_its_package_names_its_extra(spec, package, extra):
     )
     assert (out["field"], out["value"]) == ("extra", extra)
     assert f"pip install 'memcommit[{extra}]'" in out["message"]
+
+
+def test_the_mcp_command_without_the_sdk_names_the_mcp_extra(tmp_path):
+    assert "mcp" in EXTRAS
+    out = without(
+        "mcp",
+        f"""
+        from click.testing import CliRunner
+        from memcommit.cli import main
+        done = CliRunner().invoke(main, ["mcp", "--http", "--store", {str(tmp_path / "m.db")!r}])
+        print(json.dumps({{"code": done.exit_code, "output": done.output}}))
+        """,
+    )
+    assert out["code"] == 1
+    assert 'the MCP server needs the "mcp" extra: pip install "memcommit[mcp]"' in out["output"]
