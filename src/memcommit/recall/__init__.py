@@ -1,4 +1,4 @@
-"""Recall: scope filters, TF-IDF + recency ranking, poolsplit packing, a reason for every memory.
+"""Recall: scope filters, ranking by words (and meaning), packing, a reason for every memory.
 
     from memcommit.recall import recall, Words
     ctx = recall(store, "database timeout", tenant="team-a", budget=Words(80))
@@ -8,12 +8,18 @@
     for row in ctx.rows:
         print(row.memory.id, row.stage, row.cosine, row.score, row.outcome, row.reason)
 
-Modules, in pipeline order: text (terms) and stem, tfidf (the formulas), index
-(per-tenant inverted index kept current by commits, with its vocabulary and
-columns; persist, sections and blobs keep it on disk and read it in place),
-sources (store or list), filters, rank (cosines) and scorers, budget, pack
-(poolsplit), context, and explain (the rows, counted at once and built a page
-at a time); reasons lists every reason a row can give for leaving a memory out.
+Three wings, each importing only those below it:
+
+- ``index/``: each tenant's memories as an inverted index (one column table,
+  ``table.COLUMNS``), kept current by commits, saved as a checked snapshot and
+  read in place; dense rows beside it for hybrid recall; ``live`` finds, opens
+  and caches the tenants within a byte budget.
+- ``scoring/``: one ``TermSearch`` over postings that each formula (TF-IDF cosine,
+  BM25, Jaccard) supplies weights and bounds to; the default ``memory`` scorer;
+  MaxScore top-k; the hybrid fusion; ``registry.SCORERS`` names them.
+- ``pipeline/``: ``RecallOptions`` checked once; ``run.recall`` (stored -> filters ->
+  ranking -> pack with poolsplit -> ``Context``); a ``Row`` and a reason for every
+  memory (``reasons.REASONS``).
 """
 
 from memcommit.recall.pipeline.budget import Pool, TiktokenCounter, Tokens, Words, count_words
