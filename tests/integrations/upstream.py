@@ -15,6 +15,7 @@ upstream test left out, and the run prints that list (see `deselected`).
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import os
 import shutil
@@ -63,36 +64,44 @@ def require(module: str, *, apart: str | None = None) -> ModuleType:
 
 
 def fetch(package: str, version: str) -> Path:
-    """The extracted ``tests/`` of ``package==version``'s sdist (downloaded once, cached)."""
+    """The extracted ``tests/`` of ``package==version``'s sdist (downloaded once, cached).
+
+    Test processes (xdist workers) take a lock per sdist: one downloads, the
+    others wait for it and read its copy, instead of all downloading at once.
+    """
     root = CACHE / f"{package}-{version}"
     done = root / ".complete"
     if done.exists():
         return root
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f".{package}-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            _download(package, version, root)
+            done.touch()
+    return root
+
+
+def _download(package: str, version: str, root: Path) -> None:
     with tempfile.TemporaryDirectory() as download:
         command = [
             sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
             "--no-binary", ":all:", f"{package}=={version}", "--dest", download,
         ]  # fmt: skip
         try:
-            subprocess.run(command, check=True, capture_output=True, text=True, timeout=300)
+            subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
         except (subprocess.SubprocessError, OSError) as exc:
             detail = getattr(exc, "stderr", "") or str(exc)
             _unavailable(f"cannot download the sdist of {package}=={version}: {detail.strip()}")
         (archive,) = Path(download).glob("*.tar.gz")
-        CACHE.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=CACHE))
         with tarfile.open(archive) as tar:
             top = tar.getnames()[0].split("/")[0]
             members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/tests/")]
             tar.extractall(staging, members=members, filter="data")
-        try:
-            (staging / top).rename(root)
-        except OSError:  # another test process extracted it first
-            if not root.exists():
-                raise
+        shutil.rmtree(root, ignore_errors=True)  # a copy left half-made by a killed run
+        (staging / top).rename(root)
         shutil.rmtree(staging, ignore_errors=True)
-        done.touch()
-    return root
 
 
 def suite(package: str, version: str, module: str) -> ModuleType:
