@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 import memcommit
 from memcommit.embedding.hashed import HashEmbedder
 from memcommit.errors import InvalidInput
+from memcommit.recall.index import vectorfile
 from memcommit.recall.index.dense import DenseRows, code_norms, codes_of, dots
+from memcommit.recall.index.persist import Stamp
 from memcommit.recall.scoring.fusion import HybridScorer, PresortedHybrid, fused_scorer, ranks
 from memcommit.recall.scoring.memory import MemoryScorer
 
@@ -172,6 +174,25 @@ def test_dense_rows_follow_merges_and_exports():
     assert np.isnan(rows.cosines(np.eye(4)[2])[0])
     exported = rows.export(np.array([1]))
     assert exported["codes"].shape == (1, 4) and exported["has"].tolist() == [True]
+
+
+def test_rows_read_from_a_vector_file_take_vectors_filled_later(tmp_path):
+    """A snapshot's rows get a vector the file lacked (embedded after it was written): the
+    file's mapped block is checked before the write, so reading it later is no damage."""
+    vectors = np.random.default_rng(1).normal(size=(10, 8))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    written = DenseRows("e", 8)
+    written.put(np.arange(8), vectors[:8])
+    written.grow(10)  # documents 8 and 9 have no vector yet
+    stamp = Stamp("store", 1, "commit")
+    vectorfile.write(tmp_path / "rows.vec", "t", stamp, written, np.arange(10))
+    read = vectorfile.read(tmp_path / "rows.vec", "t", "e", 8, stamp)
+    read.put(np.array([9]), vectors[9:])
+    given = np.array([0, 1, 2, 3, 4, 5, 6, 7, 9])  # document 8 still has none
+    memory = DenseRows("e", 8)
+    memory.put(given, vectors[given])
+    memory.grow(10)
+    np.testing.assert_array_equal(read.cosines(vectors[0]), memory.cosines(vectors[0]))
 
 
 def test_ranks_break_ties_by_birth_and_skip_nan():

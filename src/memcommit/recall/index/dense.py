@@ -140,6 +140,8 @@ class DenseRows:
         if not len(docs):
             return
         self.grow(int(docs.max()) + 1)
+        if self.unchecked is not None:  # rows mapped from a file: check what is overwritten
+            self.checked(docs)  # first, or the block's checksum fails when next read
         if not self.codes.flags.writeable:  # mapped from a file: copied at the first write
             self.codes, self.norms, self.has = (
                 self.checked().copy(),
