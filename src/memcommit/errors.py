@@ -145,6 +145,10 @@ class IndexDamaged(MemcommitError):
         self.section = section
         super().__init__(f"snapshot={path!r}: section {section!r} failed its checksum")
 
+    def __reduce__(self) -> tuple[type[IndexDamaged], tuple[str, str]]:
+        """Picklable (a worker process's error reaches its pool)."""
+        return (IndexDamaged, (self.value, self.section))
+
 
 class MissingExtra(MemcommitError, ModuleNotFoundError):
     """An integration module was imported without its framework: ``extra`` names what to install.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 import memcommit
 from memcommit.errors import IndexDamaged
-from memcommit.recall.index import dense, order, signs, vectorfile
+from memcommit.recall.index import dense, live, order, signs, vectorfile
 from memcommit.recall.index.blobs import DocIds
 from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.persist import Stamp
@@ -144,6 +145,30 @@ def test_a_damaged_code_row_is_refused_when_a_candidate_reads_it(tmp_path):
         again.cosines(_vectors(1, 11)[0], np.array([1_500]))
 
 
+def test_a_recall_that_meets_a_damaged_vector_file_rebuilds_and_answers(tmp_path, recall_snapshots):
+    texts = [f"note {i} about the garden and topic {i % 7}" for i in range(30)]
+    with memcommit.open(tmp_path / "v.db", embedder="hash") as store:
+        with store.commit(message="notes", now=T0) as tx:
+            for text in texts:
+                tx.add(text, kind="event", tenant="t")
+        expected = store.recall("garden topic", tenant="t", now=LATER, explain=True)
+        live.store_index(store).save("t")  # the snapshot, now with its vector file
+        (rows,) = live.store_index(store).tenants["t"].dense.values()
+        row = rows.codes[17].tobytes()
+    (path,) = recall_snapshots.rglob("*.vec")
+    data = bytearray(path.read_bytes())
+    at = data.find(row)
+    assert at >= 0
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+    with memcommit.open(tmp_path / "v.db", embedder="hash") as store:
+        again = store.recall("garden topic", tenant="t", now=LATER, explain=True)
+        assert live.store_index(store).opened["t"] == "built: snapshot damaged (codes)"
+    assert [(r.memory.id, r.score, r.components) for r in again.rows] == [
+        (r.memory.id, r.score, r.components) for r in expected.rows
+    ]
+
+
 def test_a_lexical_match_outside_the_candidates_keeps_its_exact_cosine(tmp_path, monkeypatch):
     monkeypatch.setattr(dense, "EXACT_BELOW", 0)
     monkeypatch.setattr(dense, "MIN_CANDIDATES", 2)
@@ -183,3 +208,9 @@ def test_birth_order_of_some_documents_is_birth_rank_restricted_to_them(times, n
         order.birth_order(created, ids, docs).tolist()
         == np.argsort(np.argsort(full[docs])).tolist()
     )
+
+
+def test_index_damaged_crosses_a_process_boundary():
+    """A worker process's IndexDamaged reaches its pool whole (pickled and back)."""
+    again = pickle.loads(pickle.dumps(IndexDamaged("rows.vec", "codes")))
+    assert (again.field, again.value, again.section) == ("snapshot", "rows.vec", "codes")

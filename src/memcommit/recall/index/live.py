@@ -266,7 +266,7 @@ class StoreIndex:
         except ValueError as unusable:  # written by a build with other columns
             return f"built: {unusable}"
         self._damage[tenant] = opened.damage
-        index.dense_file = vectorfile.reader(path, tenant, stamp)
+        index.dense_file = vectorfile.reader(path, tenant, stamp, opened.damage)
         ids: list[str] = []
         purged = False
         if stamp.seq < self.seen:

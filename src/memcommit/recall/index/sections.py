@@ -104,6 +104,11 @@ class Section:
         if passed.all():  # every block passed: later reads check nothing
             self._whole = True
 
+    def report_to(self, damage: Damage) -> None:
+        """A failed block marks ``damage`` (the snapshot a vector file belongs to), so the
+        index holding this section is dropped and rebuilt like one whose own block failed."""
+        self._damage = damage
+
     def _check(self, first: int, last: int) -> None:
         """Check blocks ``first`` to ``last``; IndexDamaged on the first that fails."""
         passed = self._passed

@@ -32,6 +32,7 @@ from memcommit.errors import IndexDamaged
 from memcommit.recall.index import files, persist
 from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.persist import SnapshotRefused, Stamp
+from memcommit.recall.index.sections import Damage
 from memcommit.recall.index.snapshot import Exported
 
 if TYPE_CHECKING:
@@ -55,13 +56,18 @@ def write(path: Path, tenant: str, stamp: Stamp, rows: DenseRows, docs: np.ndarr
     return persist.write(path, _key(tenant, rows.embedder), stamp, Exported(arrays))
 
 
-def read(path: Path, tenant: str, embedder: str, dims: int, stamp: Stamp) -> DenseRows:
+def read(
+    path: Path, tenant: str, embedder: str, dims: int, stamp: Stamp, damage: Damage | None = None
+) -> DenseRows:
     """The rows in ``path``, written under ``stamp``; SnapshotRefused (why) otherwise.
 
     The flags, norms and sign codes are checked here (every recall reads them
-    whole); the int8 codes block by block as the candidates' rows are read.
+    whole); the int8 codes block by block as the candidates' rows are read, a
+    failed block marking ``damage`` (the snapshot's) when given.
     """
     opened = persist.read(path, _key(tenant, embedder), stamp.store)
+    if damage is not None:
+        opened.sections["codes"].report_to(damage)
     if opened.stamp != stamp:
         raise SnapshotRefused("written with another snapshot")
     sections = opened.sections
@@ -86,13 +92,16 @@ def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp) -> None:
             write(snapshot.parent / name(snapshot.name, embedder), index.tenant, stamp, rows, docs)
 
 
-def reader(snapshot: Path, tenant: str, stamp: Stamp) -> Callable[[str, int], DenseRows | None]:
-    """Reads an embedder's rows from the vector file written with ``snapshot`` (None: none)."""
+def reader(
+    snapshot: Path, tenant: str, stamp: Stamp, damage: Damage
+) -> Callable[[str, int], DenseRows | None]:
+    """Reads an embedder's rows from the vector file written with ``snapshot`` (None: none);
+    a block of int8 codes that fails later marks the snapshot's ``damage``."""
 
     def read_rows(embedder: str, dims: int) -> DenseRows | None:
         place = snapshot.parent / name(snapshot.name, embedder)
         try:
-            return read(place, tenant, embedder, dims, stamp)
+            return read(place, tenant, embedder, dims, stamp, damage)
         except (SnapshotRefused, OSError, IndexDamaged):  # rows come from the store instead
             return None
 
