@@ -118,15 +118,15 @@ def child_memcommit(folder: str, qs: list[str]) -> dict:
     from memcommit.model import Memory
     from memcommit.recall import recall
     from memcommit.recall.index import persist, vectorfile
-    from memcommit.recall.index.persist import Stamp
     from memcommit.recall.index.tenant import TenantIndex
     from memcommit.recall.pipeline.sources import Source
 
     imported = time.perf_counter() - start
     start = time.perf_counter()
     snapshot = Path(folder) / "tenant.idx"
-    stamp = Stamp(*STAMP)
-    index = TenantIndex.restore(TENANT, persist.read(snapshot, TENANT, stamp.store).sections)
+    opened = persist.read(snapshot, TENANT, STAMP[0])
+    stamp = opened.stamp  # (its token: the vector file written with this snapshot)
+    index = TenantIndex.restore(TENANT, opened.sections)
     place = snapshot.parent / vectorfile.name(snapshot.name, EMBEDDER)
     index.dense_file = lambda name, dims: vectorfile.read(place, TENANT, name, dims, stamp)
 
@@ -225,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run(spec["folder"], spec["queries"])))
         return 0
     compile_memcommit()
-    folder = args.cache / f"semantic-{args.memories}"
+    from memcommit.recall.index.persist import FORMAT
+
+    folder = args.cache / f"semantic-{args.memories}-format{FORMAT}"  # an older build is refused
     build(folder, args.memories)
     qs = queries(corpus(min(args.memories, 20_000)), args.queries)
     runs = {"memcommit": [], "numpy": []}

@@ -104,3 +104,68 @@ def test_purge_of_a_tenant_not_open_erases_its_vector_file(tmp_path):
         assert codes not in _folder_bytes(other)
     finally:
         other.close()
+
+
+TEXTS = ["beta gamma", "alpha deploy", "cache the pool", "deploy logs nate", "alpha alpha", "pool"]
+
+
+def _hybrid(store) -> list:
+    """Every row of a hybrid recall: id, score and the dense parts (bit for bit)."""
+    ctx = store.recall("alpha deploy", tenant="t", now=LATER, hybrid=True, max_records=4)
+    return [(r.memory.id, r.score, r.components) for r in ctx.rows]
+
+
+def _reordered(path):
+    """A process whose index holds tenant t's documents out of id order, its snapshot and
+    vector file written (a memory rewritten after the build comes last)."""
+    store = memcommit.open(path, embedder="hash")
+    with store.commit(message="seed", now=T0) as tx:
+        added = [tx.add(text, tenant="t") for text in TEXTS]
+    _hybrid(store)  # built in id order, every row given its vector
+    with store.commit(message="rewrite", now=T0 + timedelta(hours=1)) as tx:
+        tx.update(added[0].id, content="gamma pool logs")
+    _hybrid(store)
+    store_index(store).save("t")
+    return store
+
+
+def _built(path, tmp_path, monkeypatch) -> list:
+    """The hybrid rows of a process that builds tenant t from the store (an empty folder)."""
+    with monkeypatch.context() as patch:
+        patch.setenv("MEMCOMMIT_INDEX_DIR", str(tmp_path / "empty"))
+        with memcommit.open(path, embedder="hash") as fresh:
+            return _hybrid(fresh)
+
+
+def test_a_snapshot_written_again_at_its_commit_never_takes_the_older_vector_file(
+    tmp_path, recall_snapshots, monkeypatch
+):
+    """A rebuild at the same commit writes a snapshot of the same stamp in another document
+    order, and no vector file (its rows have none yet): the older file stays beside it and
+    must not be read, or its vectors land on other memories."""
+    path = tmp_path / "v.db"
+    first = _reordered(path)
+    with memcommit.open(path, embedder="hash") as second:
+        store_index(second).rebuild("t")  # id order, same commit
+    with memcommit.open(path, embedder="hash") as late:
+        assert _hybrid(late) == _built(path, tmp_path, monkeypatch)
+        assert store_index(late).opened["t"].startswith("loaded")
+    first.close()
+
+
+def test_a_vector_file_written_after_the_snapshot_was_opened_is_not_read_for_it(
+    tmp_path, recall_snapshots, monkeypatch
+):
+    """A process opens a snapshot (its vector file is read at its first hybrid recall);
+    meanwhile another process at the same commit writes both files in its own order."""
+    path = tmp_path / "v.db"
+    first = _reordered(path)
+    with memcommit.open(path, embedder="hash") as late:
+        late.recall("alpha deploy", tenant="t", now=LATER, hybrid=False)  # first's snapshot
+        with memcommit.open(path, embedder="hash") as second:
+            store_index(second).rebuild("t")  # id order, same commit
+            _hybrid(second)
+            store_index(second).save("t")
+        assert store_index(late).opened["t"].startswith("loaded")
+        assert _hybrid(late) == _built(path, tmp_path, monkeypatch)
+    first.close()

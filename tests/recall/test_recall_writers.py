@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memcommit.recall import recall
 
 
@@ -42,3 +44,65 @@ def test_catching_up_equals_indexing_afresh(make_store, now):
     assert [(r.memory.id, r.cosine, r.reason) for r in caught_up.rows] == [
         (r.memory.id, r.cosine, r.reason) for r in fresh.rows
     ]
+
+
+def test_another_writers_newer_version_caught_up_midway_is_not_put_back_older(
+    make_store, now, recall_snapshots
+):
+    """A commit purges in one tenant and rewrites a memory of another. Writing the purged
+    tenant's snapshot catches up first, and meets another writer's newer version of that
+    memory (committed while this commit's hooks ran); the commit's own older version must
+    not be put over it afterwards (the index would keep it: that commit is caught up)."""
+    reader, writer = make_store("s.db"), make_store("s.db")
+    with reader.commit(message="seed", now=now) as tx:
+        tx.add("the vault code is seven", id="P", tenant="u")
+        tx.add("the deploy pipeline", id="M", tenant="t")
+    armed = []
+
+    def another_process(commit):  # lands its commit between this one and the index's hook
+        if armed:
+            armed.clear()
+            with writer.commit(message="newer", now=now) as tx:
+                tx.update("M", content="the release train")
+
+    reader.on_commit(another_process)  # subscribed before the recall index: runs first
+    recall(reader, "vault", tenant="u", now=now)
+    recall(reader, "deploy", tenant="t", now=now)
+    armed.append(True)
+    with reader.commit(message="purge and rewrite", now=now) as tx:
+        tx.purge("P")
+        tx.update("M", content="the deploy train")
+    ctx = recall(reader, "release train", tenant="t", now=now, scorer="tfidf")
+    assert [(m.id, m.version, m.content) for m in ctx] == [("M", 3, "the release train")]
+    assert {r.memory.id: r.cosine for r in ctx.rows} == {
+        r.memory.id: r.cosine
+        for r in recall(writer, "release train", tenant="t", now=now, scorer="tfidf").rows
+    }
+
+
+def test_a_commit_caught_up_before_its_hook_ran_hands_no_older_version_over(
+    make_store, now, recall_snapshots
+):
+    """A hook that recalls before the index hears of the commit catches the index up past
+    it, with another writer's newer version of the memory the commit rewrote; the version
+    the commit then hands over is older, and is not put over the newer one."""
+    reader, writer = make_store("s.db"), make_store("s.db")
+    with reader.commit(message="seed", now=now) as tx:
+        tx.add("the deploy pipeline", id="M", tenant="t")
+    armed = []
+
+    def recalling_hook(commit):  # another process commits, then this hook recalls
+        if armed:
+            armed.clear()
+            with writer.commit(message="newer", now=now) as tx:
+                tx.update("M", content="the release train")
+            recall(reader, "release", tenant="t", now=now)
+
+    reader.on_commit(recalling_hook)  # subscribed before the recall index: runs first
+    recall(reader, "deploy", tenant="t", now=now)
+    armed.append(True)
+    with reader.commit(message="rewrite", now=now) as tx:
+        tx.update("M", content="the deploy train")
+    ctx = recall(reader, "release train", tenant="t", now=now, scorer="tfidf")
+    assert [(m.id, m.version) for m in ctx] == [("M", 3)]
+    assert ctx.rows[0].cosine == pytest.approx(1.0)

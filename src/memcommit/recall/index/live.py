@@ -359,6 +359,8 @@ class StoreIndex:
             if commit.seq <= self._noted:  # (`keep_current` may hand it over before its turn)
                 return
             self._noted = commit.seq
+            if commit.seq <= self.seen:  # caught up past it (a hook recalled first): its
+                return  # memories were read then, as new as its versions or newer
             written = self.store.written(commit) if self.tenants else None
             if written is not None:  # this Store's own commit: its versions are at hand
                 self.ready += written
@@ -399,18 +401,29 @@ class StoreIndex:
             self._put_all([found[memory_id] for memory_id in ids if memory_id in found])
 
     def _put_all(self, memories: list[Memory]) -> None:
-        """Put ``memories`` (in order: a later version wins) into the indexes of their tenants."""
+        """Put ``memories`` (in order: a later version wins) into the indexes of their tenants.
+
+        Every tenant is put before a purged one's snapshot is written: writing catches
+        up first, and may read a newer version of a memory of a tenant still to be put
+        here, which the older one in ``memories`` must not then replace.
+        """
         with self.lock:
             changed: dict[str, list[Memory]] = {}
             for memory in memories:
                 if memory.tenant in self.tenants:
                     changed.setdefault(memory.tenant, []).append(memory)
+            purged = []
             for tenant, memories in changed.items():
                 try:
                     if _put(self.tenants[tenant], memories):
-                        self._write(tenant, erasing=True)  # the purged words leave the file now
+                        purged.append(tenant)
                     self.tenants.charge(tenant)
                 except IndexDamaged:  # dropped with its snapshot; the next recall rebuilds
+                    self._discard(tenant)
+            for tenant in purged:
+                try:
+                    self._write(tenant, erasing=True)  # the purged words leave the file now
+                except IndexDamaged:
                     self._discard(tenant)
 
 

@@ -8,6 +8,8 @@ can trust it or refuse it:
 - the store's identity (the id of its first commit: random, so another store's
   snapshot copied here does not match) and the seq and id of the newest commit
   it reflects (a store rolled back or rewritten past that commit does not match);
+- a random token of the write, which its vector files carry (another process's
+  snapshot of the same commit holds its documents in another order);
 - a CRC-32 of the header (its two sizes included), checked at open, and a
   CRC-32 of every 16 KiB block of every array, checked when the block is first
   read. Every byte before the arrays is checked at open: the magic and format
@@ -37,13 +39,15 @@ its header and nothing else.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import mmap
 import os
+import secrets
 import struct
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,20 +58,31 @@ from memcommit.recall.index.sections import BLOCK, Damage, Section, block_crcs
 from memcommit.recall.index.snapshot import Exported
 
 MAGIC = b"MCRECALL"
-FORMAT = 6  # 4: CRC-32 per block, strings as blobs, sorted terms, session links; 5: CRC of
-# sizes; 6: each document's version (its stored vector's)
+FORMAT = 7  # 4: CRC-32 per block, strings as blobs, sorted terms, session links; 5: CRC of
+# sizes; 6: each document's version (its stored vector's); 7: each write's token
 _PREFIX = struct.Struct("<8sIIQQ")  # magic, format, header crc, header size, JSON size
 _SIZES = struct.Struct("<QQ")  # the prefix's last two fields, which the header CRC covers
 _ALIGN = 64
 
 
+def _token() -> str:
+    return secrets.token_hex(8)
+
+
 @dataclass(frozen=True)
 class Stamp:
-    """What a snapshot reflects: a store (its first commit's id) up to commit ``seq``."""
+    """What a snapshot reflects: a store (its first commit's id) up to commit ``seq``.
+
+    ``token`` names one write (random, new for each stamp made): two processes at
+    the same commit write snapshots of one stamp but of their own document order,
+    and a vector file is read only beside the very snapshot it was written with
+    (`memcommit.recall.index.vectorfile`), never another's of the same commit.
+    """
 
     store: str
     seq: int
     commit: str
+    token: str = field(default_factory=_token)
 
 
 class SnapshotRefused(Exception):
@@ -102,7 +117,7 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
         listed.append([name, values.dtype.str, len(values), offset, len(crcs)])
         crcs += block_crcs(values)
         offset += values.nbytes + _padded(values.nbytes)
-    stamped = {"tenant": tenant, "store": stamp.store, "seq": stamp.seq, "commit": stamp.commit}
+    stamped = {"tenant": tenant, **dataclasses.asdict(stamp)}
     sizes = {"block": BLOCK, "blocks": len(crcs), "size": offset}
     text = json.dumps({**stamped, **sizes, "arrays": listed}).encode()
     table = np.array(crcs, dtype="<u4").tobytes()
@@ -173,4 +188,5 @@ def read(path: Path, tenant: str, store: str) -> Opened:
         array = np.frombuffer(mapped, dtype=np.dtype(dtype), count=length, offset=base + offset)
         blocks = -(-array.nbytes // BLOCK)
         sections[name] = Section(name, array, crcs[first : first + blocks], damage)
-    return Opened(Stamp(meta["store"], meta["seq"], meta["commit"]), sections, damage)
+    stamp = Stamp(meta["store"], meta["seq"], meta["commit"], meta["token"])
+    return Opened(stamp, sections, damage)

@@ -6,11 +6,13 @@ written with the tenant's snapshot, under the same stamp and in the same
 document order (`DenseRows.export` of the documents the snapshot keeps), so a
 restored snapshot and its rows agree document for document; it is read only for
 an index restored from that very snapshot and not merged since
-(`TenantIndex.dense_file`). The format is the snapshot's
-(`memcommit.recall.index.persist`: stamped, a CRC-32 per block, mapped, written
-atomically), its key the tenant and the embedder's name. Named after the
-snapshot (``<snapshot>.<embedder hash>.vec``), so erasing a tenant's snapshot
-erases its vector files too (`memcommit.recall.index.files.erase`).
+(`TenantIndex.dense_file`). The stamp's token tells that write from another
+process's snapshot of the same commit (its documents in another order), which
+may have replaced the snapshot with or without writing a vector file. The
+format is the snapshot's (`memcommit.recall.index.persist`: stamped, a CRC-32
+per block, mapped, written atomically), its key the tenant and the embedder's
+name. Named after the snapshot (``<snapshot>.<embedder hash>.vec``), so erasing
+a tenant's snapshot erases its vector files too (`memcommit.recall.index.files.erase`).
 
 At a million memories of 384 dims the file is 442 MB (int8 codes, 48 bytes of
 sign codes, a float64 norm and a flag per row). A recall maps it: the sign codes
