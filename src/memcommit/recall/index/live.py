@@ -33,9 +33,10 @@ import hashlib
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from memcommit.errors import IndexDamaged, StoreClosed
 from memcommit.model import Change, Commit, Memory
@@ -163,20 +164,39 @@ class StoreIndex:
                 self._discard(tenant)
                 return None
 
-    def keep_current(self, commit: Commit, tenants: list[str]) -> None:
+    def keep_current(
+        self, commit: Commit, tenants: list[str], written: Sequence[Memory] | None = None
+    ) -> None:
         """Open ``tenants`` (with ``commit``, one of this store's) and write their snapshots.
 
         A tenant whose snapshot already reflects the newest commit (opening it
-        wrote it: built, or caught up far) is not written again.
+        wrote it: built, or caught up far) is not written again. A tenant not
+        open yet is opened with the versions the commit wrote (``written``, or
+        ``store.written``), which are not read back.
         """
         with self.lock:
             self._on_commit(commit)
+            if written is None:
+                written = self.store.written(commit)
             for tenant in tenants:
-                self.keep(tenant)
+                if written is None or tenant in self.tenants:
+                    self.keep(tenant)
+                else:  # opened with the versions at hand: nothing of the commit is read back
+                    given = [m for m in written if m.tenant == tenant]
+                    self.keep(tenant, Handed(commit.seq, given))
 
-    def keep(self, tenant: str) -> None:
-        """Open ``tenant`` and write its snapshot, unless opening it wrote one this current."""
+    def keep(self, tenant: str, handed: Handed | None = None) -> None:
+        """Open ``tenant`` and write its snapshot, unless opening it wrote one this current.
+
+        ``handed``: the versions one of this store's commits wrote into the
+        tenant, which opening it uses instead of reading them back.
+        """
         with self.lock:
+            if handed is not None and tenant not in self.tenants:
+                self._flush()
+                self._catch_up()
+                if tenant not in self.tenants:
+                    self.tenants[tenant] = self._open(tenant, handed)
             self.index(tenant)
             if self._saved.get(tenant) != self.seen:
                 self.save(tenant)
@@ -231,22 +251,37 @@ class StoreIndex:
                     self._saved[tenant] = written
                     return path
 
-    def _open(self, tenant: str) -> TenantIndex:
-        """The tenant's index from its snapshot (caught up) if sound, else built anew."""
+    def _open(self, tenant: str, handed: Handed | None = None) -> TenantIndex:
+        """The tenant's index from its snapshot (caught up) if sound, else built anew.
+
+        ``handed`` (the versions of the newest commit, `keep_current`) stands in
+        for reading them: the catch-up of a snapshot one commit behind, or the
+        build of a tenant that commit created.
+        """
+        if handed is not None and handed.seq != self.seen:
+            handed = None  # commits of other writers came after it: read as usual
         try:
-            loaded = self._load(tenant)
+            loaded = self._load(tenant, handed)
         except IndexDamaged as damaged:
             self._discard(tenant)
             loaded = f"built: snapshot damaged ({damaged.section})"
         if isinstance(loaded, str):
             self.opened[tenant] = loaded
+            if handed is not None and self._created_by(tenant, handed.seq):
+                return self._build_from(tenant, handed.memories)
             return self._build(tenant, self.progress)
         return loaded
 
-    def _load(self, tenant: str) -> TenantIndex | str:
+    def _created_by(self, tenant: str, seq: int) -> bool:
+        """Whether commit ``seq`` wrote the tenant's first memory (none before it)."""
+        return seq == 1 or tenant not in self.store.tenants(as_of=seq - 1)
+
+    def _load(self, tenant: str, handed: Handed | None = None) -> TenantIndex | str:
         """The index from the snapshot, caught up (and written again if far behind); else why not.
 
-        Raises IndexDamaged when a block the catch-up or the writing reads is damaged.
+        A snapshot written just before ``handed``'s commit is caught up with its
+        versions, unread. Raises IndexDamaged when a block the catch-up or the
+        writing reads is damaged.
         """
         store = self.store
         path = self._path(tenant)
@@ -269,7 +304,10 @@ class StoreIndex:
         index.dense_file = vectorfile.reader(path, tenant, stamp, opened.damage)
         ids: list[str] = []
         purged = False
-        if stamp.seq < self.seen:
+        if handed is not None and stamp.seq == handed.seq - 1:
+            ids = list(dict.fromkeys(m.id for m in handed.memories))
+            purged = _put(index, handed.memories)
+        elif stamp.seq < self.seen:
             changes = store.tenant(tenant).diff(stamp.seq, self.seen)
             ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
             if len(ids) > CATCH_UP_LIMIT:
@@ -311,6 +349,21 @@ class StoreIndex:
             return index
         self.tenants[tenant] = index
         self.save(tenant)
+        return index
+
+    def _build_from(self, tenant: str, memories: list[Memory]) -> TenantIndex:
+        """The index of a tenant whose every memory is among ``memories`` (versions in order).
+
+        The current version of each, in id order, as `_build` reads them from the store.
+        """
+        self._damage.pop(tenant, None)
+        current = {memory.id: memory for memory in memories}
+        found = [current[memory_id] for memory_id in sorted(current)]
+        index = TenantIndex(tenant)
+        with index.bulk():
+            index.put_many(m for m in found if indexable(m))
+        if len(index) < SNAPSHOT_MIN:
+            index = index.compacted()
         return index
 
     def _catch_up(self) -> None:
@@ -414,6 +467,13 @@ class StoreIndex:
                     self._discard(tenant)
 
 
+class Handed(NamedTuple):
+    """The versions commit ``seq`` of this store wrote into one tenant, in order."""
+
+    seq: int
+    memories: list[Memory]
+
+
 def _put(index: TenantIndex, memories: list[Memory]) -> bool:
     """Index the current versions ``memories``; purged ones stop being documents.
 
@@ -444,14 +504,17 @@ def erase_purged(store: StoreLike, commit: Commit) -> None:
     files.erase(directory, [snapshot_name(t) for t in tenants if t not in open_here])
 
 
-def keep_current(store: StoreLike, commit: Commit, tenants: list[str]) -> None:
+def keep_current(
+    store: StoreLike, commit: Commit, tenants: list[str], written: Sequence[Memory] | None = None
+) -> None:
     """The writer's upkeep (`memcommit.upkeep`): ``tenants``' snapshots brought up to ``commit``.
 
-    A store that keeps no snapshot (in memory) is left alone: nothing to keep current.
+    ``written``: the versions the commit wrote (``store.written(commit)``), if
+    already at hand. A store that keeps no snapshot (in memory) is left alone.
     """
     live = store_index(store)
     if live.directory is not None:
-        live.keep_current(commit, tenants)
+        live.keep_current(commit, tenants, written)
 
 
 def prepare(store: StoreLike, progress: Progress | None = None) -> list[str]:

@@ -113,6 +113,12 @@ class Vocabulary:
             ids, stem_codes, by_stem = self._ids, self._stem_codes, self._by_stem
             added, added_stem_of, added_stems = self._added, self._added_stem_of, self._added_stems
             stored_stem = self._stems.find if self._stems is not None else None
+            if stored is None:  # built in memory: a term not in ``ids`` is new
+                missing = [position for position, tid in enumerate(found) if tid is None]
+                self._add_new([terms[position] for position in missing])
+                for position in missing:
+                    found[position] = ids[terms[position]]
+                return found  # type: ignore[return-value]  # (every None assigned above)
             for position, term in enumerate(terms):
                 if found[position] is not None:
                     continue
@@ -133,6 +139,27 @@ class Vocabulary:
                     by_stem.setdefault(code, []).append(tid)
                 ids[term] = found[position] = tid
         return found  # type: ignore[return-value]  # (every None assigned above)
+
+    def _add_new(self, terms: list[str]) -> None:
+        """Assign the next ids to ``terms`` not known yet, in order (their stems likewise).
+
+        `ids` for a vocabulary without stored tables, a step per kind of table
+        rather than per term. Called under the lock.
+        """
+        ids, stem_codes, by_stem = self._ids, self._stem_codes, self._by_stem
+        new = [term for term in dict.fromkeys(terms) if term not in ids]
+        first = self._first + len(self._added)
+        roots = list(map(stem, new))
+        for root in dict.fromkeys(roots):
+            if root not in stem_codes:
+                stem_codes[root] = self._first_stem + len(self._added_stems)
+                self._added_stems.append(root)
+        codes = list(map(stem_codes.__getitem__, roots))
+        ids.update(zip(new, range(first, first + len(new)), strict=True))
+        self._added += new
+        self._added_stem_of += codes
+        for tid, code in enumerate(codes, first):
+            by_stem.setdefault(code, []).append(tid)
 
     def _stem_code(self, text: str) -> int | None:
         found = self._stem_codes.get(text)
