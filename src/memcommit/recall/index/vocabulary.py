@@ -43,6 +43,7 @@ class Vocabulary:
         self._stem_codes: dict[str, int] = {}  # stems added since: text -> code
         self._added_stems: list[str] = []
         self._by_stem: dict[int, list[int]] = {}  # stem code -> ids of the terms added since
+        self._grouped = 0  # the added terms ``_by_stem`` lists (grouped when a query asks)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -94,7 +95,6 @@ class Vocabulary:
                     self._stem_codes[root] = code
                 self._added.append(term)
                 self._added_stem_of.append(code)
-                self._by_stem.setdefault(code, []).append(found)
                 self._ids[term] = found
         return found
 
@@ -110,7 +110,7 @@ class Vocabulary:
             return found  # type: ignore[return-value]  # (no None left: checked just above)
         stored = self._terms.find if self._terms is not None else None
         with self._lock:
-            ids, stem_codes, by_stem = self._ids, self._stem_codes, self._by_stem
+            ids, stem_codes = self._ids, self._stem_codes
             added, added_stem_of, added_stems = self._added, self._added_stem_of, self._added_stems
             stored_stem = self._stems.find if self._stems is not None else None
             if stored is None:  # built in memory: a term not in ``ids`` is new
@@ -136,7 +136,6 @@ class Vocabulary:
                         added_stems.append(root)
                     added.append(term)
                     added_stem_of.append(code)
-                    by_stem.setdefault(code, []).append(tid)
                 ids[term] = found[position] = tid
         return found  # type: ignore[return-value]  # (every None assigned above)
 
@@ -146,7 +145,7 @@ class Vocabulary:
         `ids` for a vocabulary without stored tables, a step per kind of table
         rather than per term. Called under the lock.
         """
-        ids, stem_codes, by_stem = self._ids, self._stem_codes, self._by_stem
+        ids, stem_codes = self._ids, self._stem_codes
         new = [term for term in dict.fromkeys(terms) if term not in ids]
         first = self._first + len(self._added)
         roots = list(map(stem, new))
@@ -158,8 +157,6 @@ class Vocabulary:
         ids.update(zip(new, range(first, first + len(new)), strict=True))
         self._added += new
         self._added_stem_of += codes
-        for tid, code in enumerate(codes, first):
-            by_stem.setdefault(code, []).append(tid)
 
     def _stem_code(self, text: str) -> int | None:
         found = self._stem_codes.get(text)
@@ -176,7 +173,20 @@ class Vocabulary:
         if code < self._first_stem:
             start, stop = self._stem_ptr.rows(code, code + 2).tolist()
             found = self._stem_terms.rows(start, stop).tolist()
-        return found + self._by_stem.get(code, [])
+        return found + self._grouped_by_stem().get(code, [])
+
+    def _grouped_by_stem(self) -> dict[int, list[int]]:
+        """Stem code -> ids of the terms added since the stored tables, ascending.
+
+        Grouped when a query first asks after terms were added, not as they
+        are: a writer that never recalls never groups them.
+        """
+        with self._lock:
+            by_stem, codes = self._by_stem, self._added_stem_of
+            for tid, code in enumerate(codes[self._grouped :], self._first + self._grouped):
+                by_stem.setdefault(code, []).append(tid)
+            self._grouped = len(codes)
+            return by_stem
 
     def export(self, used: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The vocabulary of term ids ``used`` as snapshot arrays, and each old id's new id.
