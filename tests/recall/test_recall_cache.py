@@ -249,7 +249,12 @@ def test_a_writer_indexes_its_bulk_commit_from_the_versions_at_hand(make_store, 
     build from the store writes; the next commit (the tenant open) answers as a build does."""
     writer = make_store("handed.db")
     mixed_commit(writer, now, "t", 0, 3 * keep_after)
+    opened = "built: snapshot missing; indexed from the commit that wrote it"
+    assert store_index(writer).opened == {"t": opened}
     assert_same_arrays(snapshot_arrays(writer, "t"), built_arrays(writer, "t"))
+    mixed_commit(writer, now, "u", 0, 2 * keep_after)  # a new tenant in a store not new
+    assert store_index(writer).opened["u"] == opened
+    assert_same_arrays(snapshot_arrays(writer, "u"), built_arrays(writer, "u"))
     mixed_commit(writer, now + timedelta(minutes=1), "t", 3 * keep_after, 2 * keep_after)
     built = make_store("handed.db")
     store_index(built).rebuild("t")
@@ -281,6 +286,7 @@ def test_a_tenant_with_older_memories_is_built_from_the_store(make_store, now, k
     writer = make_store("older.db")
     fill(writer, now, ["t"], count=10)  # below KEEP_AFTER: no snapshot
     mixed_commit(writer, now + timedelta(minutes=1), "t", 10, 2 * keep_after)
+    assert store_index(writer).opened == {"t": "built: snapshot missing"}
     assert_same_arrays(snapshot_arrays(writer, "t"), built_arrays(writer, "t"))
     built = make_store("older.db")
     store_index(built).rebuild("t")

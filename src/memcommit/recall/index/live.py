@@ -256,7 +256,7 @@ class StoreIndex:
 
         ``handed`` (the versions of the newest commit, `keep_current`) stands in
         for reading them: the catch-up of a snapshot one commit behind, or the
-        build of a tenant that commit created.
+        build of a tenant that holds only what that commit wrote.
         """
         if handed is not None and handed.seq != self.seen:
             handed = None  # commits of other writers came after it: read as usual
@@ -267,14 +267,22 @@ class StoreIndex:
             loaded = f"built: snapshot damaged ({damaged.section})"
         if isinstance(loaded, str):
             self.opened[tenant] = loaded
-            if handed is not None and self._created_by(tenant, handed.seq):
+            if handed is not None and self._holds_only(tenant, handed):
+                self.opened[tenant] = f"{loaded}; indexed from the commit that wrote it"
                 return self._build_from(tenant, handed.memories)
             return self._build(tenant, self.progress)
         return loaded
 
-    def _created_by(self, tenant: str, seq: int) -> bool:
-        """Whether commit ``seq`` wrote the tenant's first memory (none before it)."""
-        return seq == 1 or tenant not in self.store.tenants(as_of=seq - 1)
+    def _holds_only(self, tenant: str, handed: Handed) -> bool:
+        """Whether the tenant's memories are the ones ``handed`` wrote (it created the tenant).
+
+        Each of them is a current memory of the tenant, so counting the
+        tenant's (one query on its rows) tells whether there are others.
+        """
+        if handed.seq == 1:
+            return True
+        held = sum(self.store.tenant(tenant).tier_counts().values())
+        return held == len({memory.id for memory in handed.memories})
 
     def _load(self, tenant: str, handed: Handed | None = None) -> TenantIndex | str:
         """The index from the snapshot, caught up (and written again if far behind); else why not.
