@@ -218,5 +218,6 @@ def speaker_of(memory: Memory) -> str | None:
     named = memory.metadata.get("speaker") if memory.metadata else None
     if isinstance(named, str) and named.strip():
         return " ".join(named.lower().split())
-    found = _PREFIX.match(memory.content or "")
+    text = memory.content or ""
+    found = _PREFIX.match(text) if ":" in text else None  # (no colon: no prefix, no match tried)
     return " ".join(found.group(1).lower().split()) if found else None
