@@ -199,18 +199,19 @@ class Vocabulary:
         stored_stem_of = self._stem_of.whole().tolist() if self._terms is not None else []
         stem_names = stored_stems + self._added_stems
         stem_of = stored_stem_of + self._added_stem_of
-        texts = [
-            stored_terms[tid] if tid < self._first else self._added[tid - self._first]
-            for tid in used.tolist()
-        ]
+        every = stored_terms + self._added if stored_terms else self._added  # (term id -> text)
+        texts = list(map(every.__getitem__, used.tolist()))
         order = sorted(range(len(texts)), key=texts.__getitem__)
         renumber = np.full(len(self), -1, dtype=np.int32)
         renumber[used[order]] = np.arange(len(order), dtype=np.int32)
-        term_stems = [stem_names[stem_of[tid]] for tid in used[order].tolist()]
+        stem_codes = np.asarray(stem_of, dtype=np.int64)[used[order]] if len(used) else used
+        term_stems = list(map(stem_names.__getitem__, stem_codes.tolist()))
         stems = sorted(set(term_stems))
-        code = {text: position for position, text in enumerate(stems)}
-        codes = np.array([code[text] for text in term_stems], dtype=np.int32)
-        terms, term_starts = encode([texts[position] for position in order])
+        code = dict(zip(stems, range(len(stems)), strict=True))
+        codes = np.fromiter(
+            map(code.__getitem__, term_stems), dtype=np.int32, count=len(term_stems)
+        )
+        terms, term_starts = encode(list(map(texts.__getitem__, order)))
         stem_bytes, stem_starts = encode(stems)
         counts = np.bincount(codes, minlength=len(stems))
         arrays = {
