@@ -167,36 +167,20 @@ class StoreIndex:
     def keep_current(
         self, commit: Commit, tenants: list[str], written: Sequence[Memory] | None = None
     ) -> None:
-        """Open ``tenants`` (with ``commit``, one of this store's) and write their snapshots.
-
-        A tenant whose snapshot already reflects the newest commit (opening it
-        wrote it: built, or caught up far) is not written again. A tenant not
-        open yet is opened with the versions the commit wrote (``written``, or
-        ``store.written``), which are not read back.
-        """
+        """Open ``tenants`` with ``commit`` (this store's; it wrote ``written``) and save them."""
         with self.lock:
             self._on_commit(commit)
-            if written is None:
-                written = self.store.written(commit)
+            versions = self.store.written(commit) if written is None else written
             for tenant in tenants:
-                if written is None or tenant in self.tenants:
-                    self.keep(tenant)
-                else:  # opened with the versions at hand: nothing of the commit is read back
-                    given = [m for m in written if m.tenant == tenant]
-                    self.keep(tenant, Handed(commit.seq, given))
+                mine = None if versions is None else [m for m in versions if m.tenant == tenant]
+                self.keep(tenant, None if mine is None else Handed(commit.seq, mine))
 
     def keep(self, tenant: str, handed: Handed | None = None) -> None:
-        """Open ``tenant`` and write its snapshot, unless opening it wrote one this current.
-
-        ``handed``: the versions one of this store's commits wrote into the
-        tenant, which opening it uses instead of reading them back.
-        """
+        """Open ``tenant`` (``handed``: with them, unread) and write its snapshot, unless
+        opening it wrote one this current."""
         with self.lock:
-            if handed is not None and tenant not in self.tenants:
-                self._flush()
-                self._catch_up()
-                if tenant not in self.tenants:
-                    self.tenants[tenant] = self._open(tenant, handed)
+            if handed is not None and tenant not in self.tenants:  # (caught up by `index`)
+                self.tenants[tenant] = self._open(tenant, handed)
             self.index(tenant)
             if self._saved.get(tenant) != self.seen:
                 self.save(tenant)
@@ -254,10 +238,8 @@ class StoreIndex:
     def _open(self, tenant: str, handed: Handed | None = None) -> TenantIndex:
         """The tenant's index from its snapshot (caught up) if sound, else built anew.
 
-        ``handed`` (the versions of the newest commit, `keep_current`) stands in
-        for reading them: the catch-up of a snapshot one commit behind, or the
-        build of a tenant that holds only what that commit wrote.
-        """
+        ``handed`` (`keep_current`) stands in for reading its versions: to catch
+        up a snapshot one commit behind, or build a tenant holding only them."""
         if handed is not None and handed.seq != self.seen:
             handed = None  # commits of other writers came after it: read as usual
         try:
@@ -267,29 +249,18 @@ class StoreIndex:
             loaded = f"built: snapshot damaged ({damaged.section})"
         if isinstance(loaded, str):
             self.opened[tenant] = loaded
-            if handed is not None and self._holds_only(tenant, handed):
+            if handed is not None and _holds_only(self.store, tenant, handed):
                 self.opened[tenant] = f"{loaded}; indexed from the commit that wrote it"
-                return self._build_from(tenant, handed.memories)
+                self._damage.pop(tenant, None)
+                return _built_from(tenant, handed.memories)
             return self._build(tenant, self.progress)
         return loaded
-
-    def _holds_only(self, tenant: str, handed: Handed) -> bool:
-        """Whether the tenant's memories are the ones ``handed`` wrote (it created the tenant).
-
-        Each of them is a current memory of the tenant, so counting the
-        tenant's (one query on its rows) tells whether there are others.
-        """
-        if handed.seq == 1:
-            return True
-        held = sum(self.store.tenant(tenant).tier_counts().values())
-        return held == len({memory.id for memory in handed.memories})
 
     def _load(self, tenant: str, handed: Handed | None = None) -> TenantIndex | str:
         """The index from the snapshot, caught up (and written again if far behind); else why not.
 
-        A snapshot written just before ``handed``'s commit is caught up with its
-        versions, unread. Raises IndexDamaged when a block the catch-up or the
-        writing reads is damaged.
+        A snapshot one commit behind ``handed`` takes its versions, unread. Raises
+        IndexDamaged when a block the catch-up or the writing reads is damaged.
         """
         store = self.store
         path = self._path(tenant)
@@ -359,21 +330,6 @@ class StoreIndex:
         self.save(tenant)
         return index
 
-    def _build_from(self, tenant: str, memories: list[Memory]) -> TenantIndex:
-        """The index of a tenant whose every memory is among ``memories`` (versions in order).
-
-        The current version of each, in id order, as `_build` reads them from the store.
-        """
-        self._damage.pop(tenant, None)
-        current = {memory.id: memory for memory in memories}
-        found = [current[memory_id] for memory_id in sorted(current)]
-        index = TenantIndex(tenant)
-        with index.bulk():
-            index.put_many(m for m in found if indexable(m))
-        if len(index) < SNAPSHOT_MIN:
-            index = index.compacted()
-        return index
-
     def _catch_up(self) -> None:
         """Apply the commits of other writers that landed since the last one seen.
 
@@ -385,7 +341,7 @@ class StoreIndex:
         since, self.seen = self.seen, head  # before applying: a save it makes finds none left
         try:
             changes = self.store.diff(since, head)
-            self._erase_elsewhere(changes)
+            _erase_elsewhere(self, changes)
             ids = list(dict.fromkeys(c.memory_id for c in changes))
             if len(ids) > CATCH_UP_LIMIT:
                 self.tenants.clear()  # cheaper to open each tenant again when next asked
@@ -395,18 +351,6 @@ class StoreIndex:
         except BaseException:
             self.seen = since  # applied again next time: putting a memory twice changes nothing
             raise
-
-    def _erase_elsewhere(self, changes: Iterable[Change]) -> None:
-        """Delete this host's snapshots of the tenants not open here that ``changes`` purged from.
-
-        Open tenants are written again when the purge is applied to them.
-        """
-        purged = [c.memory_id for c in changes if c.op == "purge" and c.memory_id]
-        directory = self.directory if purged else None
-        if directory is None:
-            return
-        tenants = {m.tenant for m in self.store.find(ids=purged, live=False)}
-        files.erase(directory, [snapshot_name(t) for t in tenants if t not in self.tenants])
 
     def _on_commit(self, commit: Commit) -> None:
         """Note the commit's memories; they are indexed at the next recall.
@@ -480,6 +424,42 @@ class Handed(NamedTuple):
 
     seq: int
     memories: list[Memory]
+
+
+def _erase_elsewhere(live: StoreIndex, changes: Iterable[Change]) -> None:
+    """Delete this host's snapshots of the tenants not open in ``live`` that ``changes`` purged
+    from. Open tenants are written again when the purge is applied to them."""
+    purged = [c.memory_id for c in changes if c.op == "purge" and c.memory_id]
+    directory = live.directory if purged else None
+    if directory is None:
+        return
+    tenants = {m.tenant for m in live.store.find(ids=purged, live=False)}
+    files.erase(directory, [snapshot_name(t) for t in tenants if t not in live.tenants])
+
+
+def _holds_only(store: StoreLike, tenant: str, handed: Handed) -> bool:
+    """Whether the tenant's memories are the ones ``handed`` wrote (it created the tenant).
+
+    Each of them is a current memory of the tenant, so counting the tenant's
+    (one query on its rows) tells whether there are others.
+    """
+    if handed.seq == 1:
+        return True
+    held = sum(store.tenant(tenant).tier_counts().values())
+    return held == len({memory.id for memory in handed.memories})
+
+
+def _built_from(tenant: str, memories: list[Memory]) -> TenantIndex:
+    """The index of a tenant whose every memory is among ``memories`` (versions in order).
+
+    The current version of each, in id order, as `StoreIndex._build` reads them from the store.
+    """
+    current = {memory.id: memory for memory in memories}
+    found = [current[memory_id] for memory_id in sorted(current)]
+    index = TenantIndex(tenant)
+    with index.bulk():
+        index.put_many(m for m in found if indexable(m))
+    return index.compacted() if len(index) < SNAPSHOT_MIN else index
 
 
 def _put(index: TenantIndex, memories: list[Memory]) -> bool:
