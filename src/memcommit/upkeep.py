@@ -36,9 +36,10 @@ _lock = threading.Lock()
 
 def after_commit(store: Store, commit: Commit) -> None:
     """Count what ``commit`` wrote per tenant; bring the tenants it took to `KEEP_AFTER` current."""
-    written = store.written(commit)
-    if not written:
+    versions = store.written(commit)
+    if not versions:
         return
+    written = list(versions)  # (made once: opening a tenant indexes them, unread)
     with _lock:
         backlog = _backlog.setdefault(store, Counter())
         changed = Counter(memory.tenant for memory in written)
@@ -48,4 +49,4 @@ def after_commit(store: Store, commit: Commit) -> None:
             del backlog[tenant]
     if due:
         live = importlib.import_module("memcommit.recall.index.live")
-        live.keep_current(store, commit, due)
+        live.keep_current(store, commit, due, written)

@@ -10,6 +10,7 @@ import tracemalloc
 import uuid
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,7 @@ import memcommit
 from memcommit import upkeep
 from memcommit.errors import InvalidInput
 from memcommit.recall import recall
-from memcommit.recall.index import live
+from memcommit.recall.index import live, persist
 from memcommit.recall.index.cache import TenantCache
 from memcommit.recall.index.live import index_dir, snapshot_name, store_index
 from memcommit.recall.index.tenant import TenantIndex
@@ -198,6 +199,99 @@ def test_a_bulk_commit_of_a_writer_that_never_recalled_leaves_a_current_snapshot
     built = make_store("kept.db")
     store_index(built).rebuild("big")
     assert fresh == ranked(built, "big", "alpha deploy", now)
+
+
+def snapshot_arrays(store, tenant):
+    """The arrays of ``tenant``'s snapshot file."""
+    path = index_dir(store) / snapshot_name(tenant)
+    opened = persist.read(path, tenant, store.commit_id(1))
+    return {name: section.whole() for name, section in opened.sections.items()}
+
+
+def built_arrays(store, tenant):
+    """The arrays a build from the store exports (what a fresh process would write)."""
+    index = TenantIndex(tenant)
+    with index.bulk():
+        index.put_many(m for m in store.find(tenant=tenant, live=False) if live.indexable(m))
+    return index.export().arrays
+
+
+def export_of(store, tenant):
+    """The arrays of ``tenant``'s index as ``store`` opens it (from its snapshot, caught up)."""
+    return store_index(store).index(tenant).export().arrays
+
+
+def assert_same_arrays(found, expected):
+    assert found.keys() == expected.keys()
+    for name, array in expected.items():
+        assert found[name].dtype == array.dtype, name
+        assert np.array_equal(found[name], array), name
+
+
+def mixed_commit(store, now, tenant, start, count, purge=True):
+    """``count`` memories added, some updated, forgotten, keyed (and one purged) in one commit."""
+    with store.commit(message="mixed", now=now) as tx:
+        for i in range(start, start + count):
+            words = [WORDS[(i * 5 + j) % len(WORDS)] for j in range(1 + i % 5)]
+            if i % 11 == 0:
+                words.append("Ωμέγα ΣΊΣΥΦΟΣ İstanbul naïve_word")
+            key = f"k{i % 7}" if i % 3 == 0 else None
+            tx.add(" ".join(words), id=f"{tenant}-{i}", tenant=tenant, session=f"s{i % 4}", key=key)
+        for i in range(start, start + count, 9):
+            tx.update(f"{tenant}-{i}", content=f"changed {WORDS[i % len(WORDS)]} alpha")
+        tx.invalidate(f"{tenant}-{start + 1}", at=now)
+        if purge:
+            tx.purge(f"{tenant}-{start + 2}")
+
+
+def test_a_writer_indexes_its_bulk_commit_from_the_versions_at_hand(make_store, now, keep_after):
+    """A new tenant's first commit is indexed without reading it back, into the snapshot a
+    build from the store writes; the next commit (the tenant open) answers as a build does."""
+    writer = make_store("handed.db")
+    mixed_commit(writer, now, "t", 0, 3 * keep_after)
+    opened = "built: snapshot missing; indexed from the commit that wrote it"
+    assert store_index(writer).opened == {"t": opened}
+    assert_same_arrays(snapshot_arrays(writer, "t"), built_arrays(writer, "t"))
+    mixed_commit(writer, now, "u", 0, 2 * keep_after)  # a new tenant in a store not new
+    assert store_index(writer).opened["u"] == opened
+    assert_same_arrays(snapshot_arrays(writer, "u"), built_arrays(writer, "u"))
+    mixed_commit(writer, now + timedelta(minutes=1), "t", 3 * keep_after, 2 * keep_after)
+    built = make_store("handed.db")
+    store_index(built).rebuild("t")
+    reader = make_store("handed.db")
+    for query in [*QUERIES, "changed alpha", "ωμέγα σίσυφος", "istanbul"]:
+        expected = ranked(built, "t", query, now)
+        assert ranked(writer, "t", query, now) == expected
+        assert ranked(reader, "t", query, now) == expected
+    assert store_index(reader).opened["t"] == "loaded, caught up 0 memories"
+
+
+def test_a_fresh_writer_catches_its_snapshot_up_with_its_commit(make_store, now, keep_after):
+    """A process that opens the store later finds the snapshot one commit behind its own
+    (a purge would delete it: caught up without one)."""
+    mixed_commit(make_store("later.db"), now, "t", 0, 2 * keep_after)
+    writer = make_store("later.db")
+    mixed_commit(writer, now + timedelta(minutes=1), "t", 2 * keep_after, 2 * keep_after, False)
+    assert store_index(writer).opened["t"] == f"loaded, caught up {2 * keep_after} memories"
+    read_back = make_store("later.db")  # caught up from the same snapshot, reading the store
+    assert_same_arrays(export_of(read_back, "t"), store_index(writer).tenants["t"].export().arrays)
+    built = make_store("later.db")
+    store_index(built).rebuild("t")
+    for query in [*QUERIES, "changed alpha", "ωμέγα"]:
+        assert ranked(writer, "t", query, now) == ranked(built, "t", query, now)
+
+
+def test_a_tenant_with_older_memories_is_built_from_the_store(make_store, now, keep_after):
+    """Memories before the commit and no snapshot: the commit's versions are not the tenant."""
+    writer = make_store("older.db")
+    fill(writer, now, ["t"], count=10)  # below KEEP_AFTER: no snapshot
+    mixed_commit(writer, now + timedelta(minutes=1), "t", 10, 2 * keep_after)
+    assert store_index(writer).opened == {"t": "built: snapshot missing"}
+    assert_same_arrays(snapshot_arrays(writer, "t"), built_arrays(writer, "t"))
+    built = make_store("older.db")
+    store_index(built).rebuild("t")
+    for query in QUERIES:
+        assert ranked(writer, "t", query, now) == ranked(built, "t", query, now)
 
 
 def test_small_commits_add_up_to_a_kept_snapshot(make_store, now, keep_after):

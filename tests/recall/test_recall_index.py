@@ -9,11 +9,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memcommit.model import Memory
 from memcommit.recall.index.stem import stem
 from memcommit.recall.index.tenant import TenantIndex, Vocabulary
-from memcommit.recall.index.text import term_counts, tokenize
+from memcommit.recall.index.text import term_counts, tokenize, tokenize_many
 from memcommit.recall.scoring.cosine import cosines
 
 WORDS = [
@@ -176,3 +178,26 @@ def test_norms_of_a_few_documents_have_the_bits_of_the_full_pass():
     everything = index.norms(np.arange(500))  # more than half the postings: one full pass
     assert not np.isnan(index.norm_cache.values).any()
     assert np.array_equal(partial, everything[few])
+
+
+PIECES = [*"aZ9_ -.,\x00\tÉéΣσςİß'", "the", "Is ", "hiking"]
+TEXT = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TEXT, max_size=8))
+def test_many_texts_have_the_terms_of_each(texts):
+    """`tokenize_many` (ASCII joined and split bytewise, the rest one by one) is `tokenize`."""
+    distinct, text_of, place = tokenize_many(texts)
+    found = [[] for _ in texts]
+    for text, term in zip(text_of.tolist(), place.tolist(), strict=True):
+        found[text].append(distinct[term])
+    assert found == [tokenize(text) for text in texts]
+    assert len(set(distinct)) == len(distinct)
+
+
+def test_ascii_texts_split_bytewise_as_the_pattern_does():
+    texts = ["Hello, World_wide web2.0 THE end", "", "a1b2 __x__ don't", "MiXeD\tcase\nlines"]
+    distinct, text_of, place = tokenize_many(texts)
+    assert [distinct[t] for t in place.tolist()] == [w for t in texts for w in tokenize(t)]
+    assert text_of.tolist() == [i for i, t in enumerate(texts) for _ in tokenize(t)]

@@ -37,9 +37,9 @@ def lookups_before_decoding(size: int) -> int:
 
 def encode(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(blob, starts): the UTF-8 bytes of ``texts`` run together, and len(texts) + 1 offsets."""
-    encoded = [text.encode() for text in texts]
+    encoded = list(map(str.encode, texts))
     starts = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=starts[1:])
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=starts[1:])
     blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     return blob, starts.astype(offset_type(int(starts[-1])))
 

@@ -33,9 +33,10 @@ import hashlib
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from memcommit.errors import IndexDamaged, StoreClosed
 from memcommit.model import Change, Commit, Memory
@@ -163,20 +164,23 @@ class StoreIndex:
                 self._discard(tenant)
                 return None
 
-    def keep_current(self, commit: Commit, tenants: list[str]) -> None:
-        """Open ``tenants`` (with ``commit``, one of this store's) and write their snapshots.
-
-        A tenant whose snapshot already reflects the newest commit (opening it
-        wrote it: built, or caught up far) is not written again.
-        """
+    def keep_current(
+        self, commit: Commit, tenants: list[str], written: Sequence[Memory] | None = None
+    ) -> None:
+        """Open ``tenants`` with ``commit`` (this store's; it wrote ``written``) and save them."""
         with self.lock:
             self._on_commit(commit)
+            versions = self.store.written(commit) if written is None else written
             for tenant in tenants:
-                self.keep(tenant)
+                mine = None if versions is None else [m for m in versions if m.tenant == tenant]
+                self.keep(tenant, None if mine is None else Handed(commit.seq, mine))
 
-    def keep(self, tenant: str) -> None:
-        """Open ``tenant`` and write its snapshot, unless opening it wrote one this current."""
+    def keep(self, tenant: str, handed: Handed | None = None) -> None:
+        """Open ``tenant`` (``handed``: with them, unread) and write its snapshot, unless
+        opening it wrote one this current."""
         with self.lock:
+            if handed is not None and tenant not in self.tenants:  # (caught up by `index`)
+                self.tenants[tenant] = self._open(tenant, handed)
             self.index(tenant)
             if self._saved.get(tenant) != self.seen:
                 self.save(tenant)
@@ -231,22 +235,32 @@ class StoreIndex:
                     self._saved[tenant] = written
                     return path
 
-    def _open(self, tenant: str) -> TenantIndex:
-        """The tenant's index from its snapshot (caught up) if sound, else built anew."""
+    def _open(self, tenant: str, handed: Handed | None = None) -> TenantIndex:
+        """The tenant's index from its snapshot (caught up) if sound, else built anew.
+
+        ``handed`` (`keep_current`) stands in for reading its versions: to catch
+        up a snapshot one commit behind, or build a tenant holding only them."""
+        if handed is not None and handed.seq != self.seen:
+            handed = None  # commits of other writers came after it: read as usual
         try:
-            loaded = self._load(tenant)
+            loaded = self._load(tenant, handed)
         except IndexDamaged as damaged:
             self._discard(tenant)
             loaded = f"built: snapshot damaged ({damaged.section})"
         if isinstance(loaded, str):
             self.opened[tenant] = loaded
+            if handed is not None and _holds_only(self.store, tenant, handed):
+                self.opened[tenant] = f"{loaded}; indexed from the commit that wrote it"
+                self._damage.pop(tenant, None)
+                return _built_from(tenant, handed.memories)
             return self._build(tenant, self.progress)
         return loaded
 
-    def _load(self, tenant: str) -> TenantIndex | str:
+    def _load(self, tenant: str, handed: Handed | None = None) -> TenantIndex | str:
         """The index from the snapshot, caught up (and written again if far behind); else why not.
 
-        Raises IndexDamaged when a block the catch-up or the writing reads is damaged.
+        A snapshot one commit behind ``handed`` takes its versions, unread. Raises
+        IndexDamaged when a block the catch-up or the writing reads is damaged.
         """
         store = self.store
         path = self._path(tenant)
@@ -269,7 +283,10 @@ class StoreIndex:
         index.dense_file = vectorfile.reader(path, tenant, stamp, opened.damage)
         ids: list[str] = []
         purged = False
-        if stamp.seq < self.seen:
+        if handed is not None and stamp.seq == handed.seq - 1:
+            ids = list(dict.fromkeys(m.id for m in handed.memories))
+            purged = _put(index, handed.memories)
+        elif stamp.seq < self.seen:
             changes = store.tenant(tenant).diff(stamp.seq, self.seen)
             ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
             if len(ids) > CATCH_UP_LIMIT:
@@ -324,7 +341,7 @@ class StoreIndex:
         since, self.seen = self.seen, head  # before applying: a save it makes finds none left
         try:
             changes = self.store.diff(since, head)
-            self._erase_elsewhere(changes)
+            _erase_elsewhere(self, changes)
             ids = list(dict.fromkeys(c.memory_id for c in changes))
             if len(ids) > CATCH_UP_LIMIT:
                 self.tenants.clear()  # cheaper to open each tenant again when next asked
@@ -334,18 +351,6 @@ class StoreIndex:
         except BaseException:
             self.seen = since  # applied again next time: putting a memory twice changes nothing
             raise
-
-    def _erase_elsewhere(self, changes: Iterable[Change]) -> None:
-        """Delete this host's snapshots of the tenants not open here that ``changes`` purged from.
-
-        Open tenants are written again when the purge is applied to them.
-        """
-        purged = [c.memory_id for c in changes if c.op == "purge" and c.memory_id]
-        directory = self.directory if purged else None
-        if directory is None:
-            return
-        tenants = {m.tenant for m in self.store.find(ids=purged, live=False)}
-        files.erase(directory, [snapshot_name(t) for t in tenants if t not in self.tenants])
 
     def _on_commit(self, commit: Commit) -> None:
         """Note the commit's memories; they are indexed at the next recall.
@@ -427,6 +432,49 @@ class StoreIndex:
                     self._discard(tenant)
 
 
+class Handed(NamedTuple):
+    """The versions commit ``seq`` of this store wrote into one tenant, in order."""
+
+    seq: int
+    memories: list[Memory]
+
+
+def _erase_elsewhere(live: StoreIndex, changes: Iterable[Change]) -> None:
+    """Delete this host's snapshots of the tenants not open in ``live`` that ``changes`` purged
+    from. Open tenants are written again when the purge is applied to them."""
+    purged = [c.memory_id for c in changes if c.op == "purge" and c.memory_id]
+    directory = live.directory if purged else None
+    if directory is None:
+        return
+    tenants = {m.tenant for m in live.store.find(ids=purged, live=False)}
+    files.erase(directory, [snapshot_name(t) for t in tenants if t not in live.tenants])
+
+
+def _holds_only(store: StoreLike, tenant: str, handed: Handed) -> bool:
+    """Whether the tenant's memories are the ones ``handed`` wrote (it created the tenant).
+
+    Each of them is a current memory of the tenant, so counting the tenant's
+    (one query on its rows) tells whether there are others.
+    """
+    if handed.seq == 1:
+        return True
+    held = sum(store.tenant(tenant).tier_counts().values())
+    return held == len({memory.id for memory in handed.memories})
+
+
+def _built_from(tenant: str, memories: list[Memory]) -> TenantIndex:
+    """The index of a tenant whose every memory is among ``memories`` (versions in order).
+
+    The current version of each, in id order, as `StoreIndex._build` reads them from the store.
+    """
+    current = {memory.id: memory for memory in memories}
+    found = [current[memory_id] for memory_id in sorted(current)]
+    index = TenantIndex(tenant)
+    with index.bulk():
+        index.put_many(m for m in found if indexable(m))
+    return index.compacted() if len(index) < SNAPSHOT_MIN else index
+
+
 def _put(index: TenantIndex, memories: list[Memory]) -> bool:
     """Index the current versions ``memories``; purged ones stop being documents.
 
@@ -457,14 +505,17 @@ def erase_purged(store: StoreLike, commit: Commit) -> None:
     files.erase(directory, [snapshot_name(t) for t in tenants if t not in open_here])
 
 
-def keep_current(store: StoreLike, commit: Commit, tenants: list[str]) -> None:
+def keep_current(
+    store: StoreLike, commit: Commit, tenants: list[str], written: Sequence[Memory] | None = None
+) -> None:
     """The writer's upkeep (`memcommit.upkeep`): ``tenants``' snapshots brought up to ``commit``.
 
-    A store that keeps no snapshot (in memory) is left alone: nothing to keep current.
+    ``written``: the versions the commit wrote (``store.written(commit)``), if
+    already at hand. A store that keeps no snapshot (in memory) is left alone.
     """
     live = store_index(store)
     if live.directory is not None:
-        live.keep_current(commit, tenants)
+        live.keep_current(commit, tenants, written)
 
 
 def prepare(store: StoreLike, progress: Progress | None = None) -> list[str]:

@@ -14,7 +14,6 @@ ones included: the tenant index masks those out (it knows which are alive).
 
 from __future__ import annotations
 
-import itertools
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -24,7 +23,7 @@ import numpy as np
 from memcommit.recall.index.columns import Column
 from memcommit.recall.index.sections import Section
 from memcommit.recall.index.sizes import ENTRY, LIST, OBJECT, array_bytes
-from memcommit.recall.index.text import tokenize
+from memcommit.recall.index.text import tokenize, tokenize_many
 from memcommit.recall.index.vocabulary import Vocabulary
 
 _TF_MAX = np.iinfo(np.uint16).max
@@ -119,17 +118,11 @@ class Postings:
         New terms get their ids in the order `add` would give them (by first
         document, then text), so the index is the same whichever path built it.
         """
-        tokens = [tokenize(text) for text in texts]
-        flat = list(itertools.chain.from_iterable(tokens))
-        distinct = list(dict.fromkeys(flat))
+        distinct, docs, local = tokenize_many(texts)
         size = max(len(distinct), 1)
-        place = {term: position for position, term in enumerate(distinct)}
         by_text = sorted(range(len(distinct)), key=distinct.__getitem__)
         rank = np.empty(len(distinct), dtype=np.int64)
         rank[by_text] = np.arange(len(distinct))
-        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-        docs = np.repeat(np.arange(len(tokens), dtype=np.int64), lengths)
-        local = np.fromiter(map(place.__getitem__, flat), dtype=np.int64, count=len(flat))
         keys, counts = np.unique(docs * size + rank[local], return_counts=True)
         ranks = keys % size
         seen, first = np.unique(ranks, return_index=True)  # each term's first (document, text)
@@ -137,7 +130,7 @@ class Postings:
         assigned = vocabulary.ids([distinct[position] for position in order.tolist()])
         tid_of_rank = np.zeros(len(distinct), dtype=np.int64)
         tid_of_rank[rank[order]] = assigned
-        per_doc = np.bincount(keys // size, minlength=len(tokens))
+        per_doc = np.bincount(keys // size, minlength=len(texts))
         offset = len(self.fwd_terms)
         self.fwd_start.extend(offset + np.cumsum(per_doc) - per_doc)
         self.fwd_terms.extend(tid_of_rank[ranks].astype(np.int32))

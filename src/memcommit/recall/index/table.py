@@ -82,7 +82,13 @@ def _compile() -> Callable[..., list[tuple[Any, ...]]]:
     """The row builder ``rows(memories, *code tables)``: a tuple per memory, in `COLUMNS` order."""
 
     def value(column: IndexColumn) -> str:
-        return f"{column.codes}.code({column.value})" if column.codes else column.value
+        """The column's expression; a coded one looked up in its table's dict, inline
+        (`Codes.code` only for a value not coded yet: None is never a key, so -1)."""
+        if not column.codes:
+            return column.value
+        held, table = f"v_{column.name}", column.codes
+        found = f"{table}_codes[{held}]"
+        return f"({found} if ({held} := {column.value}) in {table}_codes else {table}.code({held}))"
 
     namespace: dict[str, Any] = {
         "to_micros": to_micros,
@@ -93,7 +99,8 @@ def _compile() -> Callable[..., list[tuple[Any, ...]]]:
     assert not namespace.keys() & {*CODE_TABLES, "m", "text", "out", "memories"}, "a shadowed name"
     source = (
         f"def rows(memories, {', '.join(CODE_TABLES)}):\n"
-        "    out = []\n"
+        + "".join(f"    {table}_codes = {table}.codes\n" for table in CODE_TABLES)
+        + "    out = []\n"
         "    for m in memories:\n"
         '        text = m.content or ""\n'
         f"        out.append(({', '.join(value(column) for column in COLUMNS)},))\n"

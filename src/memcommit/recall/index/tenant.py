@@ -48,6 +48,7 @@ from memcommit.recall.index.vocabulary import Vocabulary
 _MEMO = 4096  # results kept by TenantIndex.memo
 _T = TypeVar("_T")
 _BATCH = 4096  # memories indexed together: columns grow once per batch
+_BULK_BATCH = 32_768  # the same inside `bulk`: their terms are counted and sorted together
 
 
 class TenantIndex:
@@ -122,7 +123,8 @@ class TenantIndex:
         """
         items = iter(memories)
         with self.lock:
-            while chunk := list(itertools.islice(items, _BATCH)):
+            size = _BULK_BATCH if self._bulk else _BATCH
+            while chunk := list(itertools.islice(items, size)):
                 self._put_batch(list({memory.id: memory for memory in chunk}.values()))
             if not self._bulk:
                 self._maybe_merge()

@@ -43,6 +43,7 @@ class Vocabulary:
         self._stem_codes: dict[str, int] = {}  # stems added since: text -> code
         self._added_stems: list[str] = []
         self._by_stem: dict[int, list[int]] = {}  # stem code -> ids of the terms added since
+        self._grouped = 0  # the added terms ``_by_stem`` lists (grouped when a query asks)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -94,7 +95,6 @@ class Vocabulary:
                     self._stem_codes[root] = code
                 self._added.append(term)
                 self._added_stem_of.append(code)
-                self._by_stem.setdefault(code, []).append(found)
                 self._ids[term] = found
         return found
 
@@ -110,9 +110,15 @@ class Vocabulary:
             return found  # type: ignore[return-value]  # (no None left: checked just above)
         stored = self._terms.find if self._terms is not None else None
         with self._lock:
-            ids, stem_codes, by_stem = self._ids, self._stem_codes, self._by_stem
+            ids, stem_codes = self._ids, self._stem_codes
             added, added_stem_of, added_stems = self._added, self._added_stem_of, self._added_stems
             stored_stem = self._stems.find if self._stems is not None else None
+            if stored is None:  # built in memory: a term not in ``ids`` is new
+                missing = [position for position, tid in enumerate(found) if tid is None]
+                self._add_new([terms[position] for position in missing])
+                for position in missing:
+                    found[position] = ids[terms[position]]
+                return found  # type: ignore[return-value]  # (every None assigned above)
             for position, term in enumerate(terms):
                 if found[position] is not None:
                     continue
@@ -130,9 +136,27 @@ class Vocabulary:
                         added_stems.append(root)
                     added.append(term)
                     added_stem_of.append(code)
-                    by_stem.setdefault(code, []).append(tid)
                 ids[term] = found[position] = tid
         return found  # type: ignore[return-value]  # (every None assigned above)
+
+    def _add_new(self, terms: list[str]) -> None:
+        """Assign the next ids to ``terms`` not known yet, in order (their stems likewise).
+
+        `ids` for a vocabulary without stored tables, a step per kind of table
+        rather than per term. Called under the lock.
+        """
+        ids, stem_codes = self._ids, self._stem_codes
+        new = [term for term in dict.fromkeys(terms) if term not in ids]
+        first = self._first + len(self._added)
+        roots = list(map(stem, new))
+        for root in dict.fromkeys(roots):
+            if root not in stem_codes:
+                stem_codes[root] = self._first_stem + len(self._added_stems)
+                self._added_stems.append(root)
+        codes = list(map(stem_codes.__getitem__, roots))
+        ids.update(zip(new, range(first, first + len(new)), strict=True))
+        self._added += new
+        self._added_stem_of += codes
 
     def _stem_code(self, text: str) -> int | None:
         found = self._stem_codes.get(text)
@@ -149,7 +173,20 @@ class Vocabulary:
         if code < self._first_stem:
             start, stop = self._stem_ptr.rows(code, code + 2).tolist()
             found = self._stem_terms.rows(start, stop).tolist()
-        return found + self._by_stem.get(code, [])
+        return found + self._grouped_by_stem().get(code, [])
+
+    def _grouped_by_stem(self) -> dict[int, list[int]]:
+        """Stem code -> ids of the terms added since the stored tables, ascending.
+
+        Grouped when a query first asks after terms were added, not as they
+        are: a writer that never recalls never groups them.
+        """
+        with self._lock:
+            by_stem, codes = self._by_stem, self._added_stem_of
+            for tid, code in enumerate(codes[self._grouped :], self._first + self._grouped):
+                by_stem.setdefault(code, []).append(tid)
+            self._grouped = len(codes)
+            return by_stem
 
     def export(self, used: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The vocabulary of term ids ``used`` as snapshot arrays, and each old id's new id.
@@ -162,18 +199,19 @@ class Vocabulary:
         stored_stem_of = self._stem_of.whole().tolist() if self._terms is not None else []
         stem_names = stored_stems + self._added_stems
         stem_of = stored_stem_of + self._added_stem_of
-        texts = [
-            stored_terms[tid] if tid < self._first else self._added[tid - self._first]
-            for tid in used.tolist()
-        ]
+        every = stored_terms + self._added if stored_terms else self._added  # (term id -> text)
+        texts = list(map(every.__getitem__, used.tolist()))
         order = sorted(range(len(texts)), key=texts.__getitem__)
         renumber = np.full(len(self), -1, dtype=np.int32)
         renumber[used[order]] = np.arange(len(order), dtype=np.int32)
-        term_stems = [stem_names[stem_of[tid]] for tid in used[order].tolist()]
+        stem_codes = np.asarray(stem_of, dtype=np.int64)[used[order]] if len(used) else used
+        term_stems = list(map(stem_names.__getitem__, stem_codes.tolist()))
         stems = sorted(set(term_stems))
-        code = {text: position for position, text in enumerate(stems)}
-        codes = np.array([code[text] for text in term_stems], dtype=np.int32)
-        terms, term_starts = encode([texts[position] for position in order])
+        code = dict(zip(stems, range(len(stems)), strict=True))
+        codes = np.fromiter(
+            map(code.__getitem__, term_stems), dtype=np.int32, count=len(term_stems)
+        )
+        terms, term_starts = encode(list(map(texts.__getitem__, order)))
         stem_bytes, stem_starts = encode(stems)
         counts = np.bincount(codes, minlength=len(stems))
         arrays = {
