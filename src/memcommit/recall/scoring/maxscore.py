@@ -99,16 +99,18 @@ class Memo:
     """Values of documents, each computed at most once: a wider level reuses a narrower one's.
 
     Kept as sorted arrays of the documents seen, not arrays over the tenant: a
-    query at a million memories reads a few thousand.
+    query at a million memories reads a few thousand. The values are computed by
+    the function given at each call, not kept here: a memo held by the object
+    whose method computes them makes no reference cycle, so a finished recall's
+    arrays are freed at once rather than at the next cyclic garbage collection.
     """
 
-    def __init__(self, compute: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.compute = compute
+    def __init__(self) -> None:
         self._docs = np.zeros(0, dtype=np.int64)
         self._values = np.zeros(0)
 
-    def __call__(self, docs: np.ndarray) -> np.ndarray:
-        """The values of ``docs`` (ascending, unique)."""
+    def __call__(self, docs: np.ndarray, compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """The values of ``docs`` (ascending, unique), those not seen yet by ``compute``."""
         known, known_values = self._docs, self._values
         values = np.empty(len(docs))
         if len(known):
@@ -119,7 +121,7 @@ class Memo:
             seen = np.zeros(len(docs), dtype=bool)
         fresh = ~seen
         if fresh.any():
-            values[fresh] = self.compute(docs[fresh])
+            values[fresh] = compute(docs[fresh])
         if int(seen.sum()) == len(known):  # nested levels: docs holds everything seen
             self._docs, self._values = docs, values
         else:

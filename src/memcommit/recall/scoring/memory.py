@@ -155,7 +155,7 @@ class _Shape:
         self.touched = np.zeros(1, dtype=bool)  # by session code: has one of the best matches
         self.named: list[int] = []
         self.asked = AskedTimes()
-        self._relevance = maxscore.Memo(lambda docs: self.finish(docs, search.of(docs)))
+        self._relevance = maxscore.Memo()
 
     def finish(self, docs: np.ndarray, base: np.ndarray) -> np.ndarray:
         """The relevance of ``docs`` (ascending) given their BM25."""
@@ -191,8 +191,11 @@ class _Shape:
     def _candidates(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``docs`` and the documents next to a best match, with their relevance (> 0 only)."""
         docs = maxscore.union([docs, self.lent]) if len(self.lent) else docs
-        score = self._relevance(docs)
+        score = self._relevance(docs, self._relevance_of)
         return docs[score > 0.0], score[score > 0.0]
+
+    def _relevance_of(self, docs: np.ndarray) -> np.ndarray:
+        return self.finish(docs, self.search.of(docs))
 
     def everything(self) -> np.ndarray:
         """Every document with a relevance: BM25 matches and neighbours of the best (ascending)."""
