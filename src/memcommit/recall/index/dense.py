@@ -217,6 +217,29 @@ class DenseRows:
         rows = self.candidates(query, depth, allowed)
         return rows, self.cosines(query, rows)
 
+    def window(
+        self, query: np.ndarray, depth: int, allowed: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The `nearest` rows that can take one of the ``depth`` first ranks, and their cosines.
+
+        Every scored row at or above the ``depth``-th best cosine (ties at it
+        included), ascending: what a ranking of the window reads, without an
+        array over the tenant. An exact scan of every row reads the codes in
+        place, in file order, rather than gathering them.
+        """
+        rows = self.candidates(query, depth, allowed)
+        if len(rows) * 2 > self.size:  # most rows: scan in place, keep the eligible ones
+            cosines = self.cosines(query)[rows]
+        else:
+            cosines = self.cosines(query, rows)
+        scored = ~np.isnan(cosines)
+        rows, cosines = rows[scored], cosines[scored]
+        if len(rows) > depth > 0:
+            kth = np.partition(cosines, len(cosines) - depth)[len(cosines) - depth]
+            kept = cosines >= kth
+            rows, cosines = rows[kept], cosines[kept]
+        return rows, cosines
+
     def export(self, docs: np.ndarray) -> dict[str, np.ndarray]:
         """The rows of ``docs`` (an export's current documents, in its order) as named arrays."""
         self.grow(int(docs.max()) + 1 if len(docs) else 0)
