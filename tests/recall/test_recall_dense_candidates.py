@@ -222,7 +222,7 @@ def test_a_vector_file_is_checked_in_page_blocks_and_refuses_others(tmp_path):
 
     rows, path, stamp = _written(tmp_path)
     again = vectorfile.read(path, "t", "e", DIMS, stamp)
-    again.cosines(_vectors(1, 12)[0], np.array([1_500]))  # one row: the 4 KiB block around it
+    again.cosines(_vectors(1, 12)[0], np.array([1_500]))  # one row: the 8 KiB block around it
     assert bytes(again.unchecked._passed).count(1) == 1  # type: ignore[union-attr]
     arrays = rows.export(np.arange(2_000))
     arrays = {**arrays, "codes": arrays["codes"].reshape(-1), "signs": arrays["signs"].reshape(-1)}

@@ -14,7 +14,10 @@ Ranking a large tenant does not score every row: `nearest` first takes the
 ``max(CANDIDATES_PER_RANK · depth, MIN_CANDIDATES)`` rows (10,000 at the
 fusion's depth of 100) nearest the query by the Hamming distance of one-bit
 sign codes (`memcommit.recall.index.signs`, 48 bytes a row at 384 dims, an
-eighth of the int8 scan), then scores those exactly by the int8 cosine. That
+eighth of the int8 scan; the cut found by counting the distances, ties by
+row), then scores those exactly by the int8 cosine, their code rows gathered
+from the mapped file. `window` keeps of those only the rows at or above the
+depth-th best cosine (ties included): all a ranking of the window reads. That
 first stage is approximate: a row outside the candidates is not ranked densely,
 even when its cosine would have placed it in the window (docs/recall.md
 measures how often: on random vectors, the worst case for sign codes, 10,000

@@ -10,7 +10,7 @@ can trust it or refuse it:
   it reflects (a store rolled back or rewritten past that commit does not match);
 - a CRC-32 of the header (its two sizes included), checked at open, and a
   CRC-32 of every block of every array (16 KiB; a file may say another size,
-  a vector file's are 4 KiB), checked when the block is first read. Every byte
+  a vector file's are 8 KiB), checked when the block is first read. Every byte
   before the arrays is checked at open: the magic and format by value, the
   sizes and the header by the header CRC (a size is checked against the file's
   length before anything is read by it).

@@ -1,7 +1,8 @@
 """The arrays of a snapshot file, each handed out only after the blocks holding it passed a CRC-32.
 
 A snapshot keeps its arrays ("sections") in one mapped file. Each section is
-cut into blocks of `BLOCK` bytes, and the file's header lists the CRC-32 of
+cut into blocks of `BLOCK` bytes (or the file's own size: a vector file's are
+8 KiB, `memcommit.recall.index.vectorfile`), and the file's header lists the CRC-32 of
 every block (the header has a CRC-32 of its own, checked at open). A `Section`
 gives its array whole (`Section.whole`) or a range of its rows
 (`Section.rows`) only after the blocks holding them passed, and checks each

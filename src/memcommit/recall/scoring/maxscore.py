@@ -119,7 +119,13 @@ class Memo:
         """The values of ``docs`` (ascending, unique), those not seen yet by ``compute``."""
         known, known_values = self._docs, self._values
         values = np.empty(len(docs))
-        if len(known):
+        if len(known) and len(docs) > len(known):  # a wider level: place the known in it
+            at = np.minimum(np.searchsorted(docs, known), len(docs) - 1)
+            hit = docs[at] == known
+            seen = np.zeros(len(docs), dtype=bool)
+            seen[at[hit]] = True
+            values[at[hit]] = known_values[hit]
+        elif len(known):
             at = np.minimum(np.searchsorted(known, docs), len(known) - 1)
             seen = known[at] == docs
             values[seen] = known_values[at[seen]]

@@ -171,7 +171,7 @@ class _Shape:
             at = np.minimum(np.searchsorted(self.lent, docs), len(self.lent) - 1)
             gains = self.lent[at] == docs
             score[gains] = base[gains] + scorer.neighbours * self.gains[at[gains]]
-        matched = score.copy()  # BM25 plus neighbours, before the factors
+        matched = score.copy() if parts else score  # BM25 plus neighbours, before the factors
         if scorer.session and self.best_session > 0:
             sessions = index.session.data[docs]
             scored = self.touched[sessions]
@@ -180,6 +180,8 @@ class _Shape:
         found: dict[str, np.ndarray] = {}
         if parts:
             found = {"bm25": base, "neighbours": matched - base, "session": score / matched}
+        if not parts and not (self.named or self.asked):  # factors of 1: nothing to apply
+            return score, found
         speaker = speaker_factor(index.speaker.data, docs, self.named, scorer.speaker)
         dates = date_factor(index.created.data, docs, self.asked, scorer.dates)
         if parts:
