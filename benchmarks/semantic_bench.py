@@ -5,8 +5,8 @@ and N random unit vectors of 384 dims (the shape of the offline model's; a real
 model embeds ~8 texts/s here, so a million texts would take a day and a half:
 the vectors are random, the work of ranking them is the same). The tenant's
 index and its int8 vector rows are built once, written as the snapshot and its
-vector file (cached under ``--cache``), then every figure comes from FRESH child
-processes:
+vector file (cached under ``--cache``, by size and the vector file's block size),
+then every figure comes from FRESH child processes:
 
 - memcommit: cold = open the snapshot and the vector file + the first hybrid
   recall (max_records=10); warm p50/p95 of hybrid recalls, and of lexical
@@ -225,9 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run(spec["folder"], spec["queries"])))
         return 0
     compile_memcommit()
+    from memcommit.recall.index import vectorfile
     from memcommit.recall.index.persist import FORMAT
 
-    folder = args.cache / f"semantic-{args.memories}-format{FORMAT}"  # an older build is refused
+    # an older format or a vector file of other blocks is refused: each has its own build
+    folder = args.cache / f"semantic-{args.memories}-format{FORMAT}-blocks{vectorfile.BLOCK}"
     build(folder, args.memories)
     qs = queries(corpus(min(args.memories, 20_000)), args.queries)
     runs = {"memcommit": [], "numpy": []}

@@ -214,3 +214,18 @@ def test_index_damaged_crosses_a_process_boundary():
     """A worker process's IndexDamaged reaches its pool whole (pickled and back)."""
     again = pickle.loads(pickle.dumps(IndexDamaged("rows.vec", "codes")))
     assert (again.field, again.value, again.section) == ("snapshot", "rows.vec", "codes")
+
+
+def test_a_vector_file_is_checked_in_page_blocks_and_refuses_others(tmp_path):
+    from memcommit.recall.index import persist
+    from memcommit.recall.index.persist import SnapshotRefused
+
+    rows, path, stamp = _written(tmp_path)
+    again = vectorfile.read(path, "t", "e", DIMS, stamp)
+    again.cosines(_vectors(1, 12)[0], np.array([1_500]))  # one row: the 8 KiB block around it
+    assert bytes(again.unchecked._passed).count(1) == 1  # type: ignore[union-attr]
+    arrays = rows.export(np.arange(2_000))
+    arrays = {**arrays, "codes": arrays["codes"].reshape(-1), "signs": arrays["signs"].reshape(-1)}
+    persist.write(path, "t\ne", stamp, persist.Exported(arrays), 1 << 14)  # the snapshot's blocks
+    with pytest.raises(SnapshotRefused):
+        vectorfile.read(path, "t", "e", DIMS, stamp)

@@ -246,3 +246,23 @@ def test_presorted_and_exhaustive_fusion_agree(make_store):
         assert [(r.memory.id, r.score) for r in a.rows if r.outcome == "selected"] == [
             (r.memory.id, r.score) for r in b.rows if r.outcome == "selected"
         ]
+
+
+@pytest.mark.parametrize("hybrid", [True, False])
+def test_a_finished_recall_leaves_no_reference_cycles(make_store, hybrid):
+    """Its arrays (some as long as the tenant) are freed when the context is dropped, not at
+    the next cyclic collection: freed heap memory is then reused by the next recall."""
+    import gc
+
+    store = make_store(embedder="hash")
+    _fill(store)
+    store.recall("civic beach", tenant="t", now=LATER, max_records=3, hybrid=hybrid)  # warm
+    gc.collect()
+    gc.disable()
+    try:
+        ctx = store.recall("civic beach", tenant="t", now=LATER, max_records=3, hybrid=hybrid)
+        assert ctx.selected
+        del ctx
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -11,10 +11,11 @@ can trust it or refuse it:
 - a random token of the write, which its vector files carry (another process's
   snapshot of the same commit holds its documents in another order);
 - a CRC-32 of the header (its two sizes included), checked at open, and a
-  CRC-32 of every 16 KiB block of every array, checked when the block is first
-  read. Every byte before the arrays is checked at open: the magic and format
-  by value, the sizes and the header by the header CRC (a size is checked
-  against the file's length before anything is read by it).
+  CRC-32 of every block of every array (16 KiB; a file may say another size,
+  a vector file's are 8 KiB), checked when the block is first read. Every byte
+  before the arrays is checked at open: the magic and format by value, the
+  sizes and the header by the header CRC (a size is checked against the file's
+  length before anything is read by it).
 
 Why blocks, not one checksum checked at open: at a million memories a snapshot
 is some 300 MB. Checking all of it costs more than the first recall itself and
@@ -102,7 +103,7 @@ def _header_crc(header: bytes, text_size: int) -> int:
     return zlib.crc32(header, zlib.crc32(_SIZES.pack(len(header), text_size)))
 
 
-def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
+def write(path: Path, tenant: str, stamp: Stamp, data: Exported, block: int = BLOCK) -> int:
     """Write the snapshot of ``tenant`` at ``path`` atomically; returns its size in bytes.
 
     The file is written beside ``path`` under a temporary name, flushed, then
@@ -115,10 +116,10 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported) -> int:
     offset = 0
     for name, values in arrays.items():
         listed.append([name, values.dtype.str, len(values), offset, len(crcs)])
-        crcs += block_crcs(values)
+        crcs += block_crcs(values, block)
         offset += values.nbytes + _padded(values.nbytes)
     stamped = {"tenant": tenant, **dataclasses.asdict(stamp)}
-    sizes = {"block": BLOCK, "blocks": len(crcs), "size": offset}
+    sizes = {"block": block, "blocks": len(crcs), "size": offset}
     text = json.dumps({**stamped, **sizes, "arrays": listed}).encode()
     table = np.array(crcs, dtype="<u4").tobytes()
     header = text + table
@@ -144,7 +145,7 @@ class Opened:
     damage: Damage
 
 
-def read(path: Path, tenant: str, store: str) -> Opened:
+def read(path: Path, tenant: str, store: str, block: int = BLOCK) -> Opened:
     """The snapshot of ``tenant`` of store ``store`` at ``path``; else SnapshotRefused.
 
     Only the header is read and checked here; each array is a `Section` of a
@@ -176,8 +177,8 @@ def read(path: Path, tenant: str, store: str) -> Opened:
         if meta["store"] != store:
             raise SnapshotRefused("belongs to another store")
         base = _PREFIX.size + header_size
-        if meta["block"] != BLOCK:
-            raise SnapshotRefused(f"blocks of {meta['block']} bytes, this version checks {BLOCK}")
+        if meta["block"] != block:
+            raise SnapshotRefused(f"blocks of {meta['block']} bytes, this version checks {block}")
         if os.fstat(handle.fileno()).st_size < base + meta["size"]:
             raise SnapshotRefused("truncated")
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
@@ -186,7 +187,7 @@ def read(path: Path, tenant: str, store: str) -> Opened:
     sections = {}
     for name, dtype, length, offset, first in meta["arrays"]:
         array = np.frombuffer(mapped, dtype=np.dtype(dtype), count=length, offset=base + offset)
-        blocks = -(-array.nbytes // BLOCK)
-        sections[name] = Section(name, array, crcs[first : first + blocks], damage)
+        blocks = -(-array.nbytes // block)
+        sections[name] = Section(name, array, crcs[first : first + blocks], damage, block)
     stamp = Stamp(meta["store"], meta["seq"], meta["commit"], meta["token"])
     return Opened(stamp, sections, damage)

@@ -1,7 +1,8 @@
 """The arrays of a snapshot file, each handed out only after the blocks holding it passed a CRC-32.
 
 A snapshot keeps its arrays ("sections") in one mapped file. Each section is
-cut into blocks of `BLOCK` bytes, and the file's header lists the CRC-32 of
+cut into blocks of `BLOCK` bytes (or the file's own size: a vector file's are
+8 KiB, `memcommit.recall.index.vectorfile`), and the file's header lists the CRC-32 of
 every block (the header has a CRC-32 of its own, checked at open). A `Section`
 gives its array whole (`Section.whole`) or a range of its rows
 (`Section.rows`) only after the blocks holding them passed, and checks each
@@ -44,12 +45,29 @@ class Damage:
 class Section:
     """One array of a snapshot, checked block by block before first use (or one in memory)."""
 
-    __slots__ = ("_bytes", "_crcs", "_damage", "_passed", "_size", "_whole", "array", "name")
+    __slots__ = (
+        "_block",
+        "_bytes",
+        "_crcs",
+        "_damage",
+        "_passed",
+        "_size",
+        "_whole",
+        "array",
+        "name",
+    )
 
     def __init__(
-        self, name: str, array: np.ndarray, crcs: list[int] | None, damage: Damage | None
+        self,
+        name: str,
+        array: np.ndarray,
+        crcs: list[int] | None,
+        damage: Damage | None,
+        block: int = BLOCK,
     ) -> None:
+        """``block``: the bytes per checked block of the file (`BLOCK` unless it says)."""
         self.name = name
+        self._block = block
         self.array = array
         self._bytes = array.data.cast("B")
         self._size = array.itemsize
@@ -80,8 +98,8 @@ class Section:
     def rows(self, start: int, stop: int) -> np.ndarray:
         """``array[start:stop]``, the blocks holding those rows checked."""
         if not self._whole and stop > start:
-            first = start * self._size // BLOCK
-            last = (min(stop * self._size, len(self._bytes)) - 1) // BLOCK
+            first = start * self._size // self._block
+            last = (min(stop * self._size, len(self._bytes)) - 1) // self._block
             if first != last or not self._passed[first]:  # (most reads: one block, checked)
                 self._check(first, last)
         return self.array[start:stop]
@@ -93,8 +111,8 @@ class Section:
         """
         if self._whole or not len(starts) or length <= 0:
             return
-        first = starts.astype(np.int64) * self._size // BLOCK
-        last = ((starts.astype(np.int64) + length) * self._size - 1) // BLOCK
+        first = starts.astype(np.int64) * self._size // self._block
+        last = ((starts.astype(np.int64) + length) * self._size - 1) // self._block
         spread = int((last - first).max())
         blocks = np.concatenate([first + step for step in range(spread + 1)])
         blocks = blocks[blocks <= last.max()]
@@ -115,7 +133,7 @@ class Section:
         for block in range(first, last + 1):
             if passed[block]:
                 continue
-            data = self._bytes[block * BLOCK : (block + 1) * BLOCK]
+            data = self._bytes[block * self._block : (block + 1) * self._block]
             if zlib.crc32(data) != self._crcs[block]:
                 damage = self._damage
                 assert damage is not None  # only mapped sections have blocks to check
@@ -124,7 +142,7 @@ class Section:
             passed[block] = 1
 
 
-def block_crcs(array: np.ndarray) -> list[int]:
-    """The CRC-32 of each `BLOCK` of ``array``'s bytes (what `Section` checks against)."""
+def block_crcs(array: np.ndarray, block: int = BLOCK) -> list[int]:
+    """The CRC-32 of each ``block`` bytes of ``array`` (what `Section` checks against)."""
     data = np.ascontiguousarray(array).data.cast("B")
-    return [zlib.crc32(data[start : start + BLOCK]) for start in range(0, len(data), BLOCK)]
+    return [zlib.crc32(data[start : start + block]) for start in range(0, len(data), block)]

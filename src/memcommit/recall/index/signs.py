@@ -38,34 +38,39 @@ def signs_of(codes: np.ndarray) -> np.ndarray:
 
 
 def distances(signs: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Hamming distance of every sign row to ``query``'s sign code (int64; exact either way)."""
+    """Hamming distance of every sign row to ``query``'s sign code (uint16; exact either way)."""
     if not len(signs):
-        return np.zeros(0, dtype=np.int64)
-    if _simsimd is not None:
-        found = _simsimd.cdist(query[None, :], signs, metric="hamming", dtype="bin8")
-        return np.asarray(found).reshape(-1).astype(np.int64)
+        return np.zeros(0, dtype=np.uint16)
+    if _simsimd is not None:  # counted as integers, written straight as uint16
+        found = _simsimd.hamming(query, signs, "bin8", out_dtype="uint16")
+        return np.asarray(found).reshape(-1)
     words = np.ascontiguousarray(query).view(np.uint64)
-    out = np.empty(len(signs), dtype=np.int64)
+    out = np.empty(len(signs), dtype=np.uint16)
     for start in range(0, len(signs), CHUNK):
         block = np.ascontiguousarray(signs[start : start + CHUNK]).view(np.uint64)
-        count = np.bitwise_count(block[:, 0] ^ words[0]).astype(np.int64)
+        count = np.bitwise_count(block[:, 0] ^ words[0]).astype(np.uint16)
         for word in range(1, len(words)):  # a column at a time: faster than sum(axis=1)
             count += np.bitwise_count(block[:, word] ^ words[word])
         out[start : start + len(block)] = count
     return out
 
 
-def best(found: np.ndarray, eligible: np.ndarray, count: int) -> np.ndarray:
+def best(found: np.ndarray, eligible: np.ndarray | None, count: int) -> np.ndarray:
     """The ``count`` eligible rows of least distance ``found``, ties by row; ascending rows.
 
-    Distances are small integers, so the cut is found by counting (a histogram),
-    not by sorting: every row below the cut's distance, then the first rows at it.
+    ``eligible`` None: every row is. Distances are small integers, so the cut is
+    found by counting (a histogram), not by sorting: every row below the cut's
+    distance, then the first rows at it, in one pass over the rows.
     """
-    if int(eligible.sum()) <= count:
-        return np.flatnonzero(eligible)
-    counted = found.astype(np.uint16)
-    counted[~eligible] = np.iinfo(np.uint16).max  # beyond every distance: never reached
+    total = len(found) if eligible is None else int(np.count_nonzero(eligible))
+    if total <= count:
+        return np.arange(len(found)) if eligible is None else np.flatnonzero(eligible)
+    counted = found.astype(np.uint16, copy=False)
+    if total < len(found):  # beyond every distance: never reached
+        counted = np.where(eligible, counted, np.iinfo(np.uint16).max).astype(np.uint16)
     cut = int(np.searchsorted(np.cumsum(np.bincount(counted)), count))
-    below = np.flatnonzero(counted < cut)
-    at = np.flatnonzero(counted == cut)[: count - len(below)]
-    return np.sort(np.concatenate([below, at]))
+    picked = np.flatnonzero(counted <= cut)
+    if len(picked) > count:  # the last rows at the cut are one too many: dropped
+        at = np.flatnonzero(counted[picked] == cut)
+        picked = np.delete(picked, at[len(at) - (len(picked) - count) :])
+    return picked

@@ -181,8 +181,11 @@ class _Run:
     def _presorted(self, presorted: Presorted) -> np.ndarray:
         """Rank the matches before filtering; filter only the best. Returns the always docs."""
         always: np.ndarray = self.snap.always_docs
-        always = always[self._passes(always)]
-        ranking = self.ranking = Ranking(self.snap, presorted.levels, self._passes)
+        # the filter as a partial, not a bound method: the ranking then holds no reference
+        # back to this run (a cycle would keep its arrays until a cyclic collection)
+        passing = functools.partial(passes, self.snap, self.scope, self.now_us)
+        always = always[passing(always)]
+        ranking = self.ranking = Ranking(self.snap, presorted.levels, passing)
         mine = presorted.relevance(always) if len(always) else np.zeros(0)
 
         def best() -> float:

@@ -151,6 +151,17 @@ class HybridScorer:
             out[found[inside]] = cosines[inside]
         return out
 
+    def nearest(self, query: Query, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The documents among ``allowed`` that can take a rank of the dense window (ascending),
+        and their exact cosines (`DenseRows.window`); none without rows."""
+        rows = query.index.dense.get(self.embedder.name)
+        if rows is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        mask = allowed[: rows.size]
+        if len(mask) < rows.size:  # documents the snapshot does not hold yet: not allowed
+            mask = np.concatenate([mask, np.zeros(rows.size - len(mask), dtype=bool)])
+        return rows.window(self.query_vector(query.text), self.depth, mask)
+
     def explained(self, query: Query, docs: np.ndarray, known: np.ndarray) -> np.ndarray:
         """The cosine of each of ``docs``: ``known`` where given, else the exact int8 one."""
         rows = query.index.dense.get(self.embedder.name)
@@ -240,28 +251,35 @@ class PresortedHybrid(HybridScorer):
     base: PresortedScorer
 
     def presort(self, query: Query) -> Presorted:
-        """The fused ranking in two levels: the windows, then every match."""
+        """The fused ranking in two levels: the windows, then every match.
+
+        Both windows are kept as sorted arrays of their documents (ranks and
+        cosines looked up by bisection), not as arrays over the tenant.
+        """
         lexical = self.base.presort(query)
         snap = query.index.snapshot()
-        size = snap.size
         top, top_values = maxscore.best(lexical.levels, self.depth)
-        dense = self.window(query, size, snap.alive)
-        near = contenders(dense, self.depth)
+        near, cosines = self.nearest(query, snap.alive)
         ranked = maxscore.union([np.sort(top), near])
-        births = np.zeros(size, dtype=np.int64)  # the tie-break, among the ranked ones only
-        births[ranked] = snap.births_of(ranked)
-        lexical_rank = np.zeros(size, dtype=np.int64)
-        order = top[np.lexsort((births[top], -top_values))][: self.depth]
-        lexical_rank[order] = np.arange(1, len(order) + 1)
+        births = snap.births_of(ranked)  # the tie-break, among the ranked ones only
+
+        def born(docs: np.ndarray) -> np.ndarray:
+            found: np.ndarray = births[np.searchsorted(ranked, docs)]
+            return found
+
+        order = top[np.lexsort((born(top), -top_values))][: self.depth]
+        closest = near[np.lexsort((born(near), -cosines))][: self.depth]
+        lexical_rank = _Table(order, np.arange(1, len(order) + 1))
+        dense_rank = _Table(closest, np.arange(1, len(closest) + 1))
+        dense = _Table(near, cosines)
         best = float(top_values.max()) if len(top_values) else 0.0
-        dense_rank = ranks(dense, births, self.depth, near)
-        windows = maxscore.union([np.sort(order), np.flatnonzero(dense_rank > 0)])
+        windows = maxscore.union([np.sort(order), np.sort(closest)])
 
         def columns(docs: np.ndarray, relevance: np.ndarray) -> tuple[np.ndarray, ...]:
             scaled = np.where(relevance > 0, relevance / best if best > 0 else 0.0, np.nan)
-            ranked = lexical_rank[docs]
-            fused = self.fuse(scaled, ranked, dense_rank[docs])
-            return scaled, ranked, dense[docs], dense_rank[docs], fused
+            ranks_of, near_of = lexical_rank.of(docs, 0), dense_rank.of(docs, 0)
+            fused = self.fuse(scaled, ranks_of, near_of)
+            return scaled, ranks_of, dense.of(docs, np.nan), near_of, fused
 
         def level(docs: np.ndarray, relevance: np.ndarray, ceiling: float) -> Level:
             fused = columns(docs, relevance)[-1]
@@ -293,6 +311,26 @@ class PresortedHybrid(HybridScorer):
             return self.parts(docs, lexical_parts, (cols[0], cols[1], shown, cols[3], cols[4]))
 
         return Presorted([first, last], relevance, None, parts)
+
+
+class _Table:
+    """Values of a few documents (kept sorted by document), looked up by bisection."""
+
+    __slots__ = ("docs", "values")
+
+    def __init__(self, docs: np.ndarray, values: np.ndarray) -> None:
+        sorter = np.argsort(docs, kind="stable")
+        self.docs, self.values = docs[sorter], values[sorter]
+
+    def of(self, docs: np.ndarray, missing: float | int) -> np.ndarray:
+        """The value of each of ``docs``; ``missing`` where a document has none."""
+        dtype = np.float64 if isinstance(missing, float) else self.values.dtype
+        out = np.full(len(docs), missing, dtype=dtype)
+        if len(self.docs) and len(docs):
+            at = np.minimum(np.searchsorted(self.docs, docs), len(self.docs) - 1)
+            found = self.docs[at] == docs
+            out[found] = self.values[at[found]]
+        return out
 
 
 def fused_scorer(embedder: Embedder, lexical: BatchScorer, **settings: Any) -> HybridScorer:

@@ -155,7 +155,7 @@ class _Shape:
         self.touched = np.zeros(1, dtype=bool)  # by session code: has one of the best matches
         self.named: list[int] = []
         self.asked = AskedTimes()
-        self._relevance = maxscore.Memo(lambda docs: self.finish(docs, search.of(docs)))
+        self._relevance = maxscore.Memo()
 
     def finish(self, docs: np.ndarray, base: np.ndarray) -> np.ndarray:
         """The relevance of ``docs`` (ascending) given their BM25."""
@@ -171,7 +171,7 @@ class _Shape:
             at = np.minimum(np.searchsorted(self.lent, docs), len(self.lent) - 1)
             gains = self.lent[at] == docs
             score[gains] = base[gains] + scorer.neighbours * self.gains[at[gains]]
-        matched = score.copy()  # BM25 plus neighbours, before the factors
+        matched = score.copy() if parts else score  # BM25 plus neighbours, before the factors
         if scorer.session and self.best_session > 0:
             sessions = index.session.data[docs]
             scored = self.touched[sessions]
@@ -180,6 +180,8 @@ class _Shape:
         found: dict[str, np.ndarray] = {}
         if parts:
             found = {"bm25": base, "neighbours": matched - base, "session": score / matched}
+        if not parts and not (self.named or self.asked):  # factors of 1: nothing to apply
+            return score, found
         speaker = speaker_factor(index.speaker.data, docs, self.named, scorer.speaker)
         dates = date_factor(index.created.data, docs, self.asked, scorer.dates)
         if parts:
@@ -191,8 +193,11 @@ class _Shape:
     def _candidates(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``docs`` and the documents next to a best match, with their relevance (> 0 only)."""
         docs = maxscore.union([docs, self.lent]) if len(self.lent) else docs
-        score = self._relevance(docs)
+        score = self._relevance(docs, self._relevance_of)
         return docs[score > 0.0], score[score > 0.0]
+
+    def _relevance_of(self, docs: np.ndarray) -> np.ndarray:
+        return self.finish(docs, self.search.of(docs))
 
     def everything(self) -> np.ndarray:
         """Every document with a relevance: BM25 matches and neighbours of the best (ascending)."""

@@ -62,7 +62,7 @@ class TermSearch(ABC):
         self._bounds: list[float] | None = None
         self._finders: list[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]] | None = None
         self._all: tuple[np.ndarray, np.ndarray] | None = None
-        self._looked_up = maxscore.Memo(self._lookup)
+        self._looked_up = maxscore.Memo()
 
     # ── what a formula supplies ─────────────────────────────────────────────
 
@@ -121,7 +121,7 @@ class TermSearch(ABC):
         if self._all is not None:
             found: np.ndarray = self._all[0][docs]
             return found
-        return self._looked_up(docs)
+        return self._looked_up(docs, self._lookup)
 
     def _lookup(self, docs: np.ndarray) -> np.ndarray:
         if self._finders is None:
