@@ -92,7 +92,8 @@ def gather(codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
         picked: np.ndarray = codes[rows]
         return picked
     whole = codes.view(np.dtype((np.void, codes.shape[1]))).reshape(-1)
-    return whole[rows].view(np.int8).reshape(len(rows), codes.shape[1])
+    gathered: np.ndarray = whole[rows].view(np.int8).reshape(len(rows), codes.shape[1])
+    return gathered
 
 
 class DenseRows:

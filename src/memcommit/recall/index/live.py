@@ -36,13 +36,19 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 from memcommit.errors import IndexDamaged, StoreClosed
 from memcommit.model import Change, Commit, Memory
 from memcommit.recall.index import files, persist, vectorfile
 from memcommit.recall.index.cache import TenantCache
-from memcommit.recall.index.persist import SnapshotRefused, Stamp
+from memcommit.recall.index.persist import Stamp
+from memcommit.recall.index.reopen import (
+    Handed,
+    holds_only,
+    indexable,
+    put_versions,
+    restore_snapshot,
+)
 from memcommit.recall.index.sections import Damage
 from memcommit.recall.index.tenant import TenantIndex
 from memcommit.store.protocols import StoreLike, ViewLike
@@ -60,11 +66,6 @@ SNAPSHOT_MIN = 256
 
 #: (memories indexed so far, memories to index: None while pages of them remain to read)
 Progress = Callable[[int, int | None], None]
-
-
-def indexable(memory: Memory) -> bool:
-    """Whether ``memory`` is a document of the index (a purged one is not)."""
-    return memory.status != "purged"
 
 
 class StoreIndex:
@@ -249,7 +250,7 @@ class StoreIndex:
             loaded = f"built: snapshot damaged ({damaged.section})"
         if isinstance(loaded, str):
             self.opened[tenant] = loaded
-            if handed is not None and _holds_only(self.store, tenant, handed):
+            if handed is not None and holds_only(self.store, tenant, handed):
                 self.opened[tenant] = f"{loaded}; indexed from the commit that wrote it"
                 self._damage.pop(tenant, None)
                 return _built_from(tenant, handed.memories)
@@ -266,32 +267,16 @@ class StoreIndex:
         path = self._path(tenant)
         if path is None:
             return "built: no snapshot place" if self.seen else "built: empty store"
-        try:
-            opened = persist.read(path, tenant, store.commit_id(1) or "")
-        except SnapshotRefused as refused:
-            return f"built: snapshot {refused.reason}"
-        except OSError as unreadable:  # not ours to read, or the folder is not a folder
-            return f"built: snapshot unreadable ({unreadable.strerror or unreadable})"
-        stamp = opened.stamp
-        if stamp.seq > self.seen or stamp.commit != store.commit_id(stamp.seq):
-            return "built: snapshot from another history"
-        try:
-            index = TenantIndex.restore(tenant, opened.sections)
-        except ValueError as unusable:  # written by a build with other columns
-            return f"built: {unusable}"
+        restored = restore_snapshot(store, path, tenant, self.seen)
+        if isinstance(restored, str):
+            return restored
+        index, opened = restored
         self._damage[tenant] = opened.damage
-        index.dense_file = vectorfile.reader(path, tenant, stamp, opened.damage)
-        ids: list[str] = []
-        purged = False
-        if handed is not None and stamp.seq == handed.seq - 1:
-            ids = list(dict.fromkeys(m.id for m in handed.memories))
-            purged = _put(index, handed.memories)
-        elif stamp.seq < self.seen:
-            changes = store.tenant(tenant).diff(stamp.seq, self.seen)
-            ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
-            if len(ids) > CATCH_UP_LIMIT:
-                return f"built: snapshot {len(ids)} memories behind"
-            purged = _put(index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant])
+        index.dense_file = vectorfile.reader(path, tenant, opened.stamp, opened.damage)
+        caught = _caught_up(store, index, opened.stamp.seq, self.seen, handed)
+        if isinstance(caught, str):
+            return caught
+        ids, purged = caught
         self.opened[tenant] = f"loaded, caught up {len(ids)} memories"
         if purged or len(ids) >= RESAVE_AFTER:  # a purge's words leave the file at once
             self.tenants[tenant] = index
@@ -420,7 +405,7 @@ class StoreIndex:
             purged = []
             for tenant, memories in changed.items():
                 try:
-                    if _put(self.tenants[tenant], memories):
+                    if put_versions(self.tenants[tenant], memories):
                         purged.append(tenant)
                     self.tenants.charge(tenant)
                 except IndexDamaged:  # dropped with its snapshot; the next recall rebuilds
@@ -432,11 +417,26 @@ class StoreIndex:
                     self._discard(tenant)
 
 
-class Handed(NamedTuple):
-    """The versions commit ``seq`` of this store wrote into one tenant, in order."""
-
-    seq: int
-    memories: list[Memory]
+def _caught_up(
+    store: StoreLike, index: TenantIndex, seq: int, seen: int, handed: Handed | None
+) -> tuple[list[str], bool] | str:
+    """Catch ``index`` (a snapshot of commit ``seq``) up to commit ``seen``: the ids put and
+    whether one was purged; else why it is rebuilt instead. A snapshot one commit behind
+    ``handed`` takes its versions, unread."""
+    tenant = index.tenant
+    if handed is not None and seq == handed.seq - 1:
+        return list(dict.fromkeys(m.id for m in handed.memories)), put_versions(
+            index, handed.memories
+        )
+    if seq >= seen:
+        return [], False
+    changes = store.tenant(tenant).diff(seq, seen)
+    ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
+    if len(ids) > CATCH_UP_LIMIT:
+        return f"built: snapshot {len(ids)} memories behind"
+    return ids, put_versions(
+        index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant]
+    )
 
 
 def _erase_elsewhere(live: StoreIndex, changes: Iterable[Change]) -> None:
@@ -450,18 +450,6 @@ def _erase_elsewhere(live: StoreIndex, changes: Iterable[Change]) -> None:
     files.erase(directory, [snapshot_name(t) for t in tenants if t not in live.tenants])
 
 
-def _holds_only(store: StoreLike, tenant: str, handed: Handed) -> bool:
-    """Whether the tenant's memories are the ones ``handed`` wrote (it created the tenant).
-
-    Each of them is a current memory of the tenant, so counting the tenant's
-    (one query on its rows) tells whether there are others.
-    """
-    if handed.seq == 1:
-        return True
-    held = sum(store.tenant(tenant).tier_counts().values())
-    return held == len({memory.id for memory in handed.memories})
-
-
 def _built_from(tenant: str, memories: list[Memory]) -> TenantIndex:
     """The index of a tenant whose every memory is among ``memories`` (versions in order).
 
@@ -473,18 +461,6 @@ def _built_from(tenant: str, memories: list[Memory]) -> TenantIndex:
     with index.bulk():
         index.put_many(m for m in found if indexable(m))
     return index.compacted() if len(index) < SNAPSHOT_MIN else index
-
-
-def _put(index: TenantIndex, memories: list[Memory]) -> bool:
-    """Index the current versions ``memories``; purged ones stop being documents.
-
-    True when one was purged (its snapshot must be written again without it).
-    """
-    index.put_many(m for m in memories if indexable(m))
-    purged = [m.id for m in memories if not indexable(m)]
-    for memory_id in purged:
-        index.remove(memory_id)
-    return bool(purged)
 
 
 def erase_purged(store: StoreLike, commit: Commit) -> None:

@@ -42,7 +42,8 @@ def distances(signs: np.ndarray, query: np.ndarray) -> np.ndarray:
     if not len(signs):
         return np.zeros(0, dtype=np.uint16)
     if _simsimd is not None:  # counted as integers, written straight as uint16
-        found = _simsimd.hamming(query, signs, "bin8", out_dtype="uint16")
+        # (simsimd's stubs name float outputs only; its kernel writes uint16 as asked)
+        found = _simsimd.hamming(query, signs, "bin8", out_dtype="uint16")  # type: ignore[arg-type]
         return np.asarray(found).reshape(-1)
     words = np.ascontiguousarray(query).view(np.uint64)
     out = np.empty(len(signs), dtype=np.uint16)
@@ -66,7 +67,7 @@ def best(found: np.ndarray, eligible: np.ndarray | None, count: int) -> np.ndarr
     if total <= count:
         return np.arange(len(found)) if eligible is None else np.flatnonzero(eligible)
     counted = found.astype(np.uint16, copy=False)
-    if total < len(found):  # beyond every distance: never reached
+    if eligible is not None and total < len(found):  # beyond every distance: never reached
         counted = np.where(eligible, counted, np.iinfo(np.uint16).max).astype(np.uint16)
     cut = int(np.searchsorted(np.cumsum(np.bincount(counted)), count))
     picked = np.flatnonzero(counted <= cut)

@@ -22,7 +22,8 @@ from typing import ParamSpec, TypeVar
 from memcommit.embedding import Embedder
 from memcommit.errors import IndexDamaged, InvalidInput, NotFound
 from memcommit.model import Memory
-from memcommit.recall.index.live import indexable, store_index
+from memcommit.recall.index.live import store_index
+from memcommit.recall.index.reopen import indexable
 from memcommit.recall.index.tenant import TenantIndex
 from memcommit.recall.index.vectors import VectorReader
 from memcommit.store.protocols import CommitRef, ViewLike
