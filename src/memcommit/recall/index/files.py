@@ -138,6 +138,13 @@ def erase(directory: Path, names: Iterable[str]) -> None:
                 _kept(path, "it cannot be deleted")
 
 
+def drop(paths: Iterable[Path], *, erasing: bool = False) -> None:
+    """Delete ``paths``; for a purge (``erasing``), one that stays is reported as `erase` does."""
+    for path in paths:
+        if not remove(path) and erasing:
+            _kept(path, "it cannot be deleted")
+
+
 def _kept(path: Path, why: str) -> None:
     warnings.warn(
         f"recall snapshot {path} may keep purged words: {why}", RuntimeWarning, stacklevel=3

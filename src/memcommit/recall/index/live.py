@@ -212,21 +212,21 @@ class StoreIndex:
             while True:
                 index = self.tenants.get(tenant)
                 path = self._path(tenant)
-                if index is None or path is None or not self.seen:
+                if path is None or not self.seen:
                     return None
-                if len(index) < SNAPSHOT_MIN:  # rebuilt from the store: any older file goes
+                small = index is not None and len(index) < SNAPSHOT_MIN  # rebuilt from the store
+                if index is None or small:  # (or let go, by the budget, before it was written)
                     if erasing:
                         files.erase(path.parent, [path.name])
-                    else:
-                        for place in [path, *files.companions(path.parent, path.name)]:
-                            files.remove(place)
+                    elif small:  # any older file goes
+                        files.drop([path, *files.companions(path.parent, path.name)])
                     return None
                 written = self.seen
                 first, current = self.store.commit_id(1), self.store.commit_id(written)
                 stamp = Stamp(first or "", written, current or "")
                 try:
                     persist.write(path, tenant, stamp, index.export())
-                    vectorfile.write_beside(path, index, stamp)
+                    vectorfile.write_beside(path, index, stamp, erasing=erasing)
                 except OSError:  # derived data: a full or read-only place just means no snapshot
                     if erasing:
                         files.erase(path.parent, [path.name])
@@ -407,14 +407,15 @@ class StoreIndex:
                 try:
                     if put_versions(self.tenants[tenant], memories):
                         purged.append(tenant)
-                    self.tenants.charge(tenant)
                 except IndexDamaged:  # dropped with its snapshot; the next recall rebuilds
                     self._discard(tenant)
-            for tenant in purged:
+            for tenant in purged:  # (a tenant let go meanwhile has its file erased instead)
                 try:
                     self._write(tenant, erasing=True)  # the purged words leave the file now
                 except IndexDamaged:
                     self._discard(tenant)
+            for tenant in changed:  # charged last: charging may let other tenants go
+                self.tenants.charge(tenant)
 
 
 def _caught_up(

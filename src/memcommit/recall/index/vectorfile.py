@@ -93,15 +93,22 @@ def read(
     return DenseRows(embedder, dims, codes, norms, has, signs, sections["codes"])
 
 
-def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp) -> None:
-    """Write the vector file of every embedder whose rows ``index`` holds, beside ``snapshot``.
+def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: bool) -> None:
+    """Write the vector file of every embedder whose rows ``index`` holds, beside ``snapshot``,
+    and delete the others there (never read beside this snapshot; after a purge
+    (``erasing``) they may hold the purged memory's codes: one that stays is reported).
 
     The rows of the documents the snapshot keeps, in its order, under its stamp.
     """
+    written = set()
     with index.lock:
         docs = np.flatnonzero(index.alive.view())
         for embedder, rows in index.dense.items():
-            write(snapshot.parent / name(snapshot.name, embedder), index.tenant, stamp, rows, docs)
+            place = snapshot.parent / name(snapshot.name, embedder)
+            write(place, index.tenant, stamp, rows, docs)
+            written.add(place)
+    stale = set(files.companions(snapshot.parent, snapshot.name)) - written
+    files.drop(sorted(stale), erasing=erasing)
 
 
 def reader(

@@ -1,5 +1,6 @@
-"""Review finding: a purge in a process that opened the tenant from its snapshot but never
-ranked it densely leaves the older vector file, which holds the purged memory's codes."""
+"""A purge in a process that opened a tenant from its snapshot but never ranked it by meaning:
+the rewrite also deletes the vector files it does not write again, which hold the purged
+memory's codes."""
 
 from __future__ import annotations
 
@@ -34,4 +35,4 @@ def test_purge_after_a_lexical_recall_erases_the_vector_file(tmp_path, recall_sn
         with second.commit(message="purge", now=T0 + timedelta(hours=1)) as tx:
             tx.purge(secret.id)
         assert SECRET.encode() not in _folder_bytes(second)
-        assert codes not in _folder_bytes(second)  # fails: the old .vec file is still there
+        assert codes not in _folder_bytes(second)  # the old .vec file is gone

@@ -1,7 +1,7 @@
-"""Review finding: a commit that purges in one open tenant and grows another, within a tight
-recall cache budget. Charging one tenant's index evicts the other midway through
-`StoreIndex._put_all`: the commit's hook raises KeyError (HookError on a landed commit), and
-the deferred erasing write never runs, so the purged words stay in the snapshot file."""
+"""A commit that purges in one open tenant and grows another, within a tight recall cache
+budget: charging one tenant's index may let the other go, so the indexes are charged only
+after every tenant is put and the purged one rewritten; the commit lands without a HookError
+and the purged words leave the snapshot file (a tenant let go first has its file erased)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_a_purge_with_a_tight_budget_lands_cleanly_and_erases(tmp_path, recall_s
         snapshot = index_dir(store) / snapshot_name("A")
         assert SECRET.encode() in snapshot.read_bytes()
         with store.commit(message="purge in A, grow B", now=T0 + timedelta(hours=1)) as tx:
-            tx.purge("secret")  # fails today: HookError(KeyError: 'B')
+            tx.purge("secret")  # once a HookError(KeyError: 'B')
             for i in range(50, 400):
                 tx.add(f"beta extra words number {i} gamma{i}", id=f"b-{i}", tenant="B")
         assert not snapshot.exists() or SECRET.encode() not in snapshot.read_bytes()
