@@ -94,11 +94,13 @@ def read(
 
 
 def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: bool) -> None:
-    """Write the vector file of every embedder whose rows ``index`` holds, beside ``snapshot``,
-    and delete the others there (never read beside this snapshot; after a purge
-    (``erasing``) they may hold the purged memory's codes: one that stays is reported).
+    """Write the vector file of every embedder whose rows ``index`` holds, beside ``snapshot``.
 
     The rows of the documents the snapshot keeps, in its order, under its stamp.
+    After a purge (``erasing``) the other vector files there go too: never read
+    beside this snapshot, they may hold the purged memory's codes (one that stays
+    is reported). Otherwise they stay, refused by their stamp: listing the
+    folder at every write would cost a pass over every tenant's files.
     """
     written = set()
     with index.lock:
@@ -107,8 +109,9 @@ def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: b
             place = snapshot.parent / name(snapshot.name, embedder)
             write(place, index.tenant, stamp, rows, docs)
             written.add(place)
-    stale = set(files.companions(snapshot.parent, snapshot.name)) - written
-    files.drop(sorted(stale), erasing=erasing)
+    if erasing:
+        stale = set(files.companions(snapshot.parent, snapshot.name)) - written
+        files.drop(sorted(stale), erasing=True)
 
 
 def reader(
