@@ -65,6 +65,9 @@ def focused(
     scored = np.flatnonzero(~np.isnan(cosines))
     if not len(scored):
         return out
+    if len(scored) > width > 0:  # only those at or above the width-th cosine are sorted
+        values = cosines[scored]
+        scored = scored[values >= np.partition(values, len(values) - width)[len(values) - width]]
     nearest = scored[np.lexsort((births[scored], -cosines[scored]))][:width]
     out[nearest] = (cosines[nearest] - cosines[nearest[-1]]) * factors(nearest)
     return out
