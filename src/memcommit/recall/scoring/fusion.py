@@ -156,8 +156,8 @@ class HybridScorer:
         self.depth = params.count("depth", depth)
         self.wide = params.count("wide", wide)
         if focus is None:  # the lexical scorer's own factors; none for another scorer
-            memory = isinstance(lexical, MemoryScorer)
-            focus = Focus(lexical.speaker, lexical.dates) if memory else Focus(0.0, 0.0)
+            memory = lexical if isinstance(lexical, MemoryScorer) else None
+            focus = Focus(memory.speaker, memory.dates) if memory else Focus(0.0, 0.0)
         self.focus = focus
         self.lexical_weight = params.weight("lexical_weight", lexical_weight)
         self.dense_weight = params.weight("dense_weight", dense_weight)
@@ -252,8 +252,9 @@ class HybridScorer:
         factor = np.full(len(docs), np.nan)
 
         def factors(at: np.ndarray) -> np.ndarray:
-            factor[at] = self.focus.factors(query, docs[at])
-            return factor[at]
+            found = self.focus.factors(query, docs[at])
+            factor[at] = found
+            return found
 
         return factor, focused(cosines, births, self.wide, factors)
 
