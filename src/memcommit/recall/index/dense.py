@@ -11,11 +11,11 @@ gives the same ranking on every host. The cosine of the codes differs from the
 float cosine by well under 0.01 (127 levels per dimension).
 
 Ranking a large tenant does not score every row: `nearest` first takes the
-``max(CANDIDATES_PER_RANK · depth, MIN_CANDIDATES)`` rows (10,000 at the
-fusion's depth of 100) nearest the query by the Hamming distance of one-bit
-sign codes (`memcommit.recall.index.signs`, 48 bytes a row at 384 dims, an
-eighth of the int8 scan, kept by word; the cut found by selection, ties by
-row), then scores those exactly by the int8 cosine, their code rows gathered
+``max(CANDIDATES_PER_RANK · depth, MIN_CANDIDATES)`` rows (10,000 for the
+fusion's window of 300, `memcommit.recall.scoring.focus`) nearest the query by
+the Hamming distance of one-bit sign codes (`memcommit.recall.index.signs`, 48
+bytes a row at 384 dims, an eighth of the int8 scan, kept by word; the cut found
+by selection, ties by row), then scores those exactly by the int8 cosine, their code rows gathered
 from the mapped file. `window` keeps of those only the rows at or above the
 depth-th best cosine (ties included): all a ranking of the window reads. That
 first stage is approximate: a row outside the candidates is not ranked densely,
@@ -55,7 +55,7 @@ CHUNK = 32_768
 #: Up to this many eligible rows, `nearest` scores every one exactly (no Hamming stage).
 EXACT_BELOW = 20_000
 #: The Hamming stage keeps this many candidates per rank of the dense window ...
-CANDIDATES_PER_RANK = 100
+CANDIDATES_PER_RANK = 33
 #: ... and never fewer than this many.
 MIN_CANDIDATES = 10_000
 #: Check sums per row of a vector file (`row_sums`).

@@ -34,9 +34,10 @@ class Row:
     def fusion(self) -> str | None:
         """How a hybrid recall ranked this memory, in words (None: not a hybrid score).
 
-        Its place in each ranking ("words #2 · meaning #1 (0.83)": the rank and the
-        cosine; "below": under that ranking's window; "words: none": no term shared),
-        and "no vector yet" for a memory the store has not embedded (found by words only).
+        Its place in each ranking ("words #2 · meaning #1 (0.83 ×2)": the rank, the
+        cosine and the focus' factor when not 1, `scoring.focus`; "below": under that
+        ranking's window; "words: none": no term shared), and "no vector yet" for a
+        memory the store has not embedded (found by words only).
         """
         parts = self.components
         if parts is None or "fused" not in parts:
@@ -48,7 +49,9 @@ class Row:
         if not parts.get("vector"):
             meaning = "no vector yet"
         elif "dense_rank" in parts:
-            meaning = f"meaning #{int(parts['dense_rank'])} ({parts['dense']:.2f})"
+            factor = parts.get("dense_factor", 1.0)
+            focus = f" ×{factor:.3g}" if factor != 1.0 else ""
+            meaning = f"meaning #{int(parts['dense_rank'])} ({parts['dense']:.2f}{focus})"
         else:
             meaning = f"meaning: below ({parts['dense']:.2f})"
         return f"{words} · {meaning}"
