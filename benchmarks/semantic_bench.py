@@ -81,7 +81,7 @@ def build(folder: Path, n: int) -> None:
     from memcommit.recall.index.tenant import TenantIndex
 
     done = folder / "done"
-    if done.exists():
+    if done.exists() and readable(folder):
         return
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -110,6 +110,20 @@ def build(folder: Path, n: int) -> None:
     vectorfile.write(folder / vectorfile.name(snapshot.name, EMBEDDER), TENANT, stamp, rows, docs)
     done.write_text(json.dumps({"seconds": time.perf_counter() - start}))
     print(f"  built {n:,} memories and vectors in {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def readable(folder: Path) -> bool:
+    """Whether this version reads the cached vector file (a file of an older layout is refused)."""
+    from memcommit.recall.index import persist, vectorfile
+
+    snapshot = folder / "tenant.idx"
+    try:
+        stamp = persist.read(snapshot, TENANT, STAMP[0]).stamp
+        vectorfile.read(folder / vectorfile.name(snapshot.name, EMBEDDER), TENANT, EMBEDDER,
+                        DIMS, stamp)  # fmt: skip
+    except persist.SnapshotRefused:
+        return False
+    return True
 
 
 def child_memcommit(folder: str, qs: list[str]) -> dict:

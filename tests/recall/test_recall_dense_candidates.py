@@ -32,7 +32,7 @@ def _vectors(count: int, seed: int, pool: int | None = None) -> np.ndarray:
 
 def _reference(rows: DenseRows, query: np.ndarray, allowed: np.ndarray, count: int) -> list[int]:
     """The ``count`` eligible rows of least Hamming distance, ties by row: plain Python."""
-    bits = np.unpackbits(rows.signs[: rows.size], axis=1)
+    bits = np.unpackbits(signs.signs_of(rows.codes[: rows.size]), axis=1)
     query_bits = np.unpackbits(signs.signs_of(dense.codes_of(query[None, :]))[0])
     found = [int((bits[row] != query_bits).sum()) for row in range(rows.size)]
     eligible = [row for row in range(rows.size) if rows.has[row] and allowed[row]]
@@ -119,7 +119,7 @@ def _written(tmp_path, count=2_000):
     return rows, path, stamp
 
 
-def test_a_vector_file_keeps_the_sign_codes_and_checks_code_rows_as_they_are_read(
+def test_a_vector_file_keeps_the_sign_codes_and_reads_code_rows_as_candidates_need_them(
     tmp_path, small_stage
 ):
     rows, path, stamp = _written(tmp_path)
@@ -216,16 +216,64 @@ def test_index_damaged_crosses_a_process_boundary():
     assert (again.field, again.value, again.section) == ("snapshot", "rows.vec", "codes")
 
 
-def test_a_vector_file_is_checked_in_page_blocks_and_refuses_others(tmp_path):
+def test_a_vector_file_refuses_other_blocks_and_the_layout_before_row_sums(tmp_path):
     from memcommit.recall.index import persist
     from memcommit.recall.index.persist import SnapshotRefused
 
     rows, path, stamp = _written(tmp_path)
-    again = vectorfile.read(path, "t", "e", DIMS, stamp)
-    again.cosines(_vectors(1, 12)[0], np.array([1_500]))  # one row: the 8 KiB block around it
-    assert bytes(again.unchecked._passed).count(1) == 1  # type: ignore[union-attr]
-    arrays = rows.export(np.arange(2_000))
-    arrays = {**arrays, "codes": arrays["codes"].reshape(-1), "signs": arrays["signs"].reshape(-1)}
-    persist.write(path, "t\ne", stamp, persist.Exported(arrays), 1 << 14)  # the snapshot's blocks
+    arrays = {name: values.reshape(-1) for name, values in rows.export(np.arange(2_000)).items()}
+    named = {vectorfile.NAMES.get(name, name): values for name, values in arrays.items()}
+    persist.write(path, "t\ne", stamp, persist.Exported(named), 1 << 14)  # the snapshot's blocks
     with pytest.raises(SnapshotRefused):
         vectorfile.read(path, "t", "e", DIMS, stamp)
+    del arrays["sums"]
+    arrays["signs"] = signs.signs_of(rows.codes[:2_000]).reshape(-1)  # rows of sign bytes
+    persist.write(path, "t\ne", stamp, persist.Exported(arrays), vectorfile.BLOCK)
+    with pytest.raises(SnapshotRefused, match="row sums"):
+        vectorfile.read(path, "t", "e", DIMS, stamp)
+
+
+def _damaged(tmp_path, row):
+    """A vector file of 2,000 rows with one bit of code row ``row`` flipped, opened."""
+    rows, path, stamp = _written(tmp_path)
+    data = bytearray(path.read_bytes())
+    at = data.find(rows.codes[row].tobytes())
+    assert at >= 0
+    data[at + 7] ^= 0x40
+    path.write_bytes(bytes(data))
+    return rows, vectorfile.read(path, "t", "e", DIMS, stamp)
+
+
+def test_a_code_row_is_checked_by_its_sums_whenever_it_is_read(tmp_path):
+    """Rows read beside a damaged one pass (no block around them is checked), the damaged
+    one fails each time it is read, and so does a read of every row."""
+    rows, again = _damaged(tmp_path, 1_500)
+    query = _vectors(1, 13)[0]
+    near = np.array([1_499, 1_501])
+    assert again.cosines(query, near).tobytes() == rows.cosines(query, near).tobytes()
+    for _ in range(2):
+        with pytest.raises(IndexDamaged):
+            again.cosines(query, np.array([3, 1_500]))
+    with pytest.raises(IndexDamaged):
+        again.export(np.arange(2_000))
+    with pytest.raises(IndexDamaged):
+        again.cosines(query)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**16), at=st.integers(0, DIMS - 1), value=st.integers(-128, 127))
+def test_row_sums_change_with_any_one_code(seed, at, value):
+    codes = dense.codes_of(_vectors(1, seed))
+    changed = codes.copy()
+    changed[0, at] = value
+    same = dense.row_sums(changed) == dense.row_sums(codes)
+    assert same.all() if value == codes[0, at] else not same.any()
+
+
+@pytest.mark.skipif(not hasattr(np, "bitwise_count"), reason="numpy < 2 counts by the table")
+def test_the_bit_count_by_table_equals_numpys():
+    words = np.random.default_rng(3).integers(0, 2**63, 5_000, dtype=np.uint64) * np.uint64(3)
+    by_table, counted = np.empty(5_000, np.uint8), np.empty(5_000, np.uint8)
+    signs.count_by_table(words, by_table)
+    np.bitwise_count(words, out=counted)
+    assert by_table.tolist() == counted.tolist()

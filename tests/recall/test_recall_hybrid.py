@@ -178,7 +178,7 @@ def test_dense_rows_follow_merges_and_exports():
 
 def test_rows_read_from_a_vector_file_take_vectors_filled_later(tmp_path):
     """A snapshot's rows get a vector the file lacked (embedded after it was written): the
-    file's mapped block is checked before the write, so reading it later is no damage."""
+    mapped row's sums are written with it, so reading it later is no damage."""
     vectors = np.random.default_rng(1).normal(size=(10, 8))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     written = DenseRows("e", 8)

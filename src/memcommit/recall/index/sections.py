@@ -20,6 +20,7 @@ copy-on-write) cannot make a later check of another section fail.
 from __future__ import annotations
 
 import zlib
+from typing import NoReturn
 
 import numpy as np
 
@@ -104,24 +105,6 @@ class Section:
                 self._check(first, last)
         return self.array[start:stop]
 
-    def check_spans(self, starts: np.ndarray, length: int) -> None:
-        """Check the blocks holding items ``start .. start + length - 1`` for each of ``starts``.
-
-        For scattered reads (the int8 codes of a dense ranking's candidates).
-        """
-        if self._whole or not len(starts) or length <= 0:
-            return
-        first = starts.astype(np.int64) * self._size // self._block
-        last = ((starts.astype(np.int64) + length) * self._size - 1) // self._block
-        spread = int((last - first).max())
-        blocks = np.concatenate([first + step for step in range(spread + 1)])
-        blocks = blocks[blocks <= last.max()]
-        passed = np.frombuffer(self._passed, dtype=np.uint8)
-        for block in np.unique(blocks[passed[blocks] == 0]).tolist():  # each block once
-            self._check(block, block)
-        if passed.all():  # every block passed: later reads check nothing
-            self._whole = True
-
     def report_to(self, damage: Damage) -> None:
         """A failed block marks ``damage`` (the snapshot a vector file belongs to), so the
         index holding this section is dropped and rebuilt like one whose own block failed."""
@@ -135,11 +118,16 @@ class Section:
                 continue
             data = self._bytes[block * self._block : (block + 1) * self._block]
             if zlib.crc32(data) != self._crcs[block]:
-                damage = self._damage
-                assert damage is not None  # only mapped sections have blocks to check
-                damage.section = self.name
-                raise IndexDamaged(damage.path, self.name)
+                self.fail()
             passed[block] = 1
+
+    def fail(self) -> NoReturn:
+        """Mark the file damaged (by this section) and raise IndexDamaged: a block failed its
+        CRC, or a check of the reader's own (a vector file's row sums) failed."""
+        damage = self._damage
+        assert damage is not None  # only mapped sections have anything to check
+        damage.section = self.name
+        raise IndexDamaged(damage.path, self.name)
 
 
 def block_crcs(array: np.ndarray, block: int = BLOCK) -> list[int]:

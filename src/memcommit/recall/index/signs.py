@@ -8,19 +8,24 @@ differ; for unit vectors it falls as the angle between them narrows
 Hamming are likely, not certain, to hold its nearest rows by cosine.
 `best` returns the ``count`` nearest, ties by document number: an integer
 ranking, the same on every host and for every order the rows were put in.
+
+The codes of many rows are kept by word (`columns_of`: one little-endian uint64
+array per word of the code, row after row), so `distances` XORs and counts
+one word of every row per contiguous numpy pass: at a million rows of 384 dims
+that took 4 ms, against 11 ms for simsimd's one-to-many Hamming kernel over
+48-byte rows and 7 ms for numpy over the rows' word columns.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-#: Rows whose Hamming distances are summed per numpy pass (bounds the temporary arrays).
+#: Rows whose distances are counted per numpy pass (the temporaries stay in cache).
 CHUNK = 65_536
-
-try:  # a popcount kernel over packed bits, several times faster than numpy's passes
-    import simsimd as _simsimd
-except ImportError:  # pragma: no cover - numpy counts the same bits, slower
-    _simsimd = None  # type: ignore[assignment]
+#: A word of sign bits: bytes ``8w .. 8w+7`` of the packed code, little-endian on every host.
+WORD = np.dtype("<u8")
 
 
 def width(dims: int) -> int:
@@ -37,39 +42,69 @@ def signs_of(codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def distances(signs: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Hamming distance of every sign row to ``query``'s sign code (uint16; exact either way)."""
-    if not len(signs):
-        return np.zeros(0, dtype=np.uint16)
-    if _simsimd is not None:  # counted as integers, written straight as uint16
-        # (simsimd's stubs name float outputs only; its kernel writes uint16 as asked)
-        found = _simsimd.hamming(query, signs, "bin8", out_dtype="uint16")  # type: ignore[arg-type]
-        return np.asarray(found).reshape(-1)
-    words = np.ascontiguousarray(query).view(np.uint64)
-    out = np.empty(len(signs), dtype=np.uint16)
-    for start in range(0, len(signs), CHUNK):
-        block = np.ascontiguousarray(signs[start : start + CHUNK]).view(np.uint64)
-        count = np.bitwise_count(block[:, 0] ^ words[0]).astype(np.uint16)
-        for word in range(1, len(words)):  # a column at a time: faster than sum(axis=1)
-            count += np.bitwise_count(block[:, word] ^ words[word])
-        out[start : start + len(block)] = count
+def columns_of(codes: np.ndarray) -> np.ndarray:
+    """The sign codes of int8 code rows by word: ``(width / 8, rows)`` of `WORD`."""
+    return np.ascontiguousarray(signs_of(codes).view(WORD).T)
+
+
+def distances(columns: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Hamming distance of every row of ``columns`` (`columns_of`) to ``query``'s sign code
+    (its `signs_of` row of bytes), as uint16."""
+    words = np.ascontiguousarray(query).view(WORD)
+    rows = columns.shape[1]
+    out = np.empty(rows, dtype=np.uint16)
+    mixed = np.empty(min(rows, CHUNK), dtype=WORD)
+    counted = np.empty(min(rows, CHUNK), dtype=np.uint8)
+    for start in range(0, rows, CHUNK):
+        stop = min(start + CHUNK, rows)
+        total, xor, bits = out[start:stop], mixed[: stop - start], counted[: stop - start]
+        total[:] = 0
+        for word in range(len(words)):  # one word of every row per pass
+            np.bitwise_xor(columns[word, start:stop], words[word], out=xor)
+            _count(xor, bits)
+            np.add(total, bits, out=total)
     return out
+
+
+def count_by_table(words: np.ndarray, out: np.ndarray) -> None:
+    """The bits set in each of ``words``, written to ``out`` (uint8): four lookups in a
+    table of the 16-bit numbers, for numpy before 2.0 (no ``bitwise_count``)."""
+    table = _bits16()
+    table[words.view(np.uint16)].reshape(len(words), 4).sum(axis=1, dtype=np.uint8, out=out)
+
+
+@functools.cache
+def _bits16() -> np.ndarray:
+    """The bits set in each 16-bit number."""
+    numbers = np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2)
+    table: np.ndarray = np.unpackbits(numbers, axis=1).sum(axis=1, dtype=np.uint8)
+    return table
+
+
+def _count_bits(words: np.ndarray, out: np.ndarray) -> None:
+    np.bitwise_count(words, out=out)
+
+
+_count = _count_bits if hasattr(np, "bitwise_count") else count_by_table
 
 
 def best(found: np.ndarray, eligible: np.ndarray | None, count: int) -> np.ndarray:
     """The ``count`` eligible rows of least distance ``found``, ties by row; ascending rows.
 
-    ``eligible`` None: every row is. Distances are small integers, so the cut is
-    found by counting (a histogram), not by sorting: every row below the cut's
-    distance, then the first rows at it, in one pass over the rows.
+    ``eligible`` None: every row is. The cut is the ``count``-th least distance
+    (``np.partition``, not a sort; numpy 2's vectorised selection took 0.2 ms at
+    a million rows where a histogram of the distances took 1.2): every row below
+    it, then the first rows at it, in one pass over the rows.
     """
     total = len(found) if eligible is None else int(np.count_nonzero(eligible))
     if total <= count:
         return np.arange(len(found)) if eligible is None else np.flatnonzero(eligible)
+    if count <= 0:
+        return np.zeros(0, dtype=np.intp)
     counted = found.astype(np.uint16, copy=False)
     if eligible is not None and total < len(found):  # beyond every distance: never reached
         counted = np.where(eligible, counted, np.iinfo(np.uint16).max).astype(np.uint16)
-    cut = int(np.searchsorted(np.cumsum(np.bincount(counted)), count))
+    cut = int(np.partition(counted, count - 1)[count - 1])
     picked = np.flatnonzero(counted <= cut)
     if len(picked) > count:  # the last rows at the cut are one too many: dropped
         at = np.flatnonzero(counted[picked] == cut)

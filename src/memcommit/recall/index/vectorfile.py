@@ -14,17 +14,17 @@ per block, mapped, written atomically), its key the tenant and the embedder's
 name. Named after the snapshot (``<snapshot>.<embedder hash>.vec``), so erasing
 a tenant's snapshot erases its vector files too (`memcommit.recall.index.files.erase`).
 
-At a million memories of 384 dims the file is 442 MB (int8 codes, 48 bytes of
-sign codes, a float64 norm and a flag per row). A recall maps it: the sign codes
-are read whole (the Hamming stage), the int8 codes only at the candidates' rows.
-Its blocks are `BLOCK` (8 KiB), not the snapshot's 16 KiB: a candidate's row of
-384 bytes is checked with the 8 KiB around it. At 1M the first recall's 10,000
-candidates checked 160 MB of 16 KiB blocks, most of its time; 8 KiB blocks
-check half of that, 4 KiB a quarter but spread the checks over many more warm
-recalls (each block is checked once, by the first recall that reads it): 8 KiB
-measured best of the three, cold and warm. A file of other blocks is refused
-(its rows then come from the store). A file written before sign codes were
-kept gets them computed from the codes as it is read.
+At a million memories of 384 dims the file is 450 MB (int8 codes, 48 bytes of
+sign codes by word, a float64 norm, two int32 row sums and a flag per row). A
+recall maps it: the sign codes are read whole (the Hamming stage), the int8
+codes only at the candidates' rows. The flags, norms, sign codes and row sums
+are checked at open by the CRCs of their blocks (57 MB at a million rows); the
+int8 codes by each row's sums as it is read (`DenseRows.checked`), never by
+the CRC of the blocks around it, which a process paid once per block as its
+first recalls reached them (a million rows: 384 MB, 0.1-0.2 s over its first
+dozen recalls). Blocks are `BLOCK` (8 KiB, what those CRCs measured best with);
+a file of other blocks is refused (its rows then come from the store), and so
+is a file of the layout before (rows of sign bytes, no row sums).
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 
 #: Bytes per checked block of a vector file (`memcommit.recall.index.sections`).
 BLOCK = 1 << 13
+#: The file's names of `DenseRows.export`'s arrays that another layout held under their name
+#: (a file of rows of sign bytes and no row sums is refused).
+NAMES = {"signs": "sign_words", "sums": "row_sums"}
 
 
 def name(snapshot: str, embedder: str) -> str:
@@ -62,9 +65,8 @@ def _key(tenant: str, embedder: str) -> str:
 
 def write(path: Path, tenant: str, stamp: Stamp, rows: DenseRows, docs: np.ndarray) -> int:
     """Write the rows of ``docs`` (the snapshot's documents, in its order); the file's size."""
-    arrays = rows.export(docs)
-    arrays["codes"] = arrays["codes"].reshape(-1)
-    arrays["signs"] = arrays["signs"].reshape(-1)
+    exported = rows.export(docs).items()
+    arrays = {NAMES.get(part, part): values.reshape(-1) for part, values in exported}
     return persist.write(path, _key(tenant, rows.embedder), stamp, Exported(arrays), BLOCK)
 
 
@@ -73,9 +75,9 @@ def read(
 ) -> DenseRows:
     """The rows in ``path``, written under ``stamp``; SnapshotRefused (why) otherwise.
 
-    The flags, norms and sign codes are checked here (every recall reads them
-    whole); the int8 codes block by block as the candidates' rows are read, a
-    failed block marking ``damage`` (the snapshot's) when given.
+    The flags, norms, sign codes and row sums are checked here (every recall reads
+    them whole); each int8 code row against its sums whenever it is read, a
+    failure marking ``damage`` (the snapshot's) when given.
     """
     opened = persist.read(path, _key(tenant, embedder), stamp.store, BLOCK)
     if damage is not None:
@@ -83,14 +85,17 @@ def read(
     if opened.stamp != stamp:
         raise SnapshotRefused("written with another snapshot")
     sections = opened.sections
+    if not {NAMES["signs"], NAMES["sums"]} <= set(sections):
+        raise SnapshotRefused("written before row sums and sign words")
     has = sections["has"].whole()
     codes = sections["codes"].array
     if len(codes) != len(has) * dims:
         raise SnapshotRefused(f"rows of {len(codes) // max(len(has), 1)} dims, not {dims}")
     codes = codes.reshape(len(has), dims)
-    signs = sections["signs"].whole().reshape(len(has), -1) if "signs" in sections else None
+    signs = sections[NAMES["signs"]].whole().reshape(-1, len(has))
+    sums = sections[NAMES["sums"]].whole().reshape(len(has), -1)
     norms = sections["norms"].whole()
-    return DenseRows(embedder, dims, codes, norms, has, signs, sections["codes"])
+    return DenseRows(embedder, dims, codes, norms, has, signs, (sections["codes"], sums))
 
 
 def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: bool) -> None:
