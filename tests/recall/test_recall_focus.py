@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import memcommit
 from memcommit.embedding.hashed import HashEmbedder
 from memcommit.errors import InvalidInput
-from memcommit.recall.scoring.focus import Focus, focused
-from memcommit.recall.scoring.fusion import HybridScorer, PresortedHybrid, fused_scorer
+from memcommit.recall.scoring.focus import Focus
+from memcommit.recall.scoring.fusion import HybridScorer, PresortedHybrid, focused, fused_scorer
 from memcommit.recall.scoring.memory import MemoryScorer
 from memcommit.recall.scoring.registry import make_scorer
 

@@ -5,15 +5,13 @@ scorer multiplies a match by its speaker factor (`speakers.speaker_factor`: the
 query names who said it, or, naming no one, the memory is the asker's own) and
 its date factor (`when.date_factor`: it was made on a day or in a period the query
 names). Both are read from the index for any memory, so the dense ranking borrows
-them: `focused` ranks the ``width`` nearest memories by how far each stands above
+them: `fusion.focused` ranks the ``width`` nearest memories by how far each stands above
 the farthest of them, times its factors. A memory barely inside the window gains
 little from its factors; one near the top of it, said by the named speaker on the
 asked day, moves up. Measured on LoCoMo's dev split and BEAM 100K (docs/recall.md).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 
@@ -47,27 +45,3 @@ class Focus:
                 index.created.data, docs, asked_times(query.text, query.now), self.dates
             )
         return out
-
-
-def focused(
-    cosines: np.ndarray,
-    births: np.ndarray,
-    width: int,
-    factors: Callable[[np.ndarray], np.ndarray],
-) -> np.ndarray:
-    """The focused score of each position (NaN cosine: none): ``(cos − floor) · factor``.
-
-    ``floor`` is the cosine of the ``width``-th nearest (ties by ``births``) or of
-    the farthest when fewer; positions below the ``width`` nearest get NaN.
-    ``factors`` gives the factor of the positions it is passed (only the nearest).
-    """
-    out = np.full(len(cosines), np.nan)
-    scored = np.flatnonzero(~np.isnan(cosines))
-    if not len(scored):
-        return out
-    if len(scored) > width > 0:  # only those at or above the width-th cosine are sorted
-        values = cosines[scored]
-        scored = scored[values >= np.partition(values, len(values) - width)[len(values) - width]]
-    nearest = scored[np.lexsort((births[scored], -cosines[scored]))][:width]
-    out[nearest] = (cosines[nearest] - cosines[nearest[-1]]) * factors(nearest)
-    return out

@@ -45,6 +45,7 @@ or 0) and ``fused``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -54,7 +55,7 @@ from memcommit.embedding.vectors import embedded
 from memcommit.recall.scoring import maxscore, params
 from memcommit.recall.scoring.components import Components
 from memcommit.recall.scoring.cosine import Query
-from memcommit.recall.scoring.focus import Focus, focused
+from memcommit.recall.scoring.focus import Focus
 from memcommit.recall.scoring.maxscore import Level
 from memcommit.recall.scoring.memory import MemoryScorer
 from memcommit.recall.scoring.scorers import (
@@ -72,7 +73,7 @@ K = 10
 DENSE_WEIGHT = 0.5
 #: How many of each ranking take part in the fusion.
 DEPTH = 100
-#: How many of the nearest memories the dense ranking's focus re-ranks (`focus.focused`).
+#: How many of the nearest memories the dense ranking's focus re-ranks (`focused`).
 WIDE = 300
 
 
@@ -103,6 +104,27 @@ def ranks(
     return out
 
 
+def focused(
+    cosines: np.ndarray,
+    births: np.ndarray,
+    width: int,
+    factors: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """The focused score of each position (NaN cosine: none): ``(cos − floor) · factor``.
+
+    ``floor`` is the cosine of the ``width``-th nearest (ties by ``births``) or of
+    the farthest when fewer; positions below the ``width`` nearest get NaN.
+    ``factors`` gives the factor of the positions it is passed (only the nearest).
+    """
+    out = np.full(len(cosines), np.nan)
+    scored = contenders(cosines, width)
+    if not len(scored):
+        return out
+    nearest = scored[np.lexsort((births[scored], -cosines[scored]))][:width]
+    out[nearest] = (cosines[nearest] - cosines[nearest[-1]]) * factors(nearest)
+    return out
+
+
 def _aligned(parts: Components, docs: np.ndarray) -> dict[str, np.ndarray]:
     """``parts``' values for ``docs`` (ascending); NaN where a document has none."""
     if not len(parts.docs):
@@ -116,7 +138,7 @@ class Columns(NamedTuple):
     """Per document of a fused ranking: what its parts are computed from.
 
     The scaled lexical score and its rank, the cosine, the focus' factor and
-    focused score (`focus.focused`), the dense rank and the fused score; a rank
+    focused score (`focused`), the dense rank and the fused score; a rank
     is 0 where a document has none, a value NaN.
     """
 
