@@ -21,7 +21,7 @@ from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit, Memory
 from memcommit.store import embeddings
 from memcommit.store import validate as v
-from memcommit.store.backends.base import Backend, Batch
+from memcommit.store.backends.base import Backend, Batch, Sequencer
 from memcommit.store.ids import commit_id
 from memcommit.store.transaction import Pending, Transaction
 
@@ -52,6 +52,8 @@ class Core:
         embedder: Embedder | None = None,
     ) -> None:
         self.backend = backend
+        #: The backend's ordering at landing, when it has one (`Sequencer`): PostgreSQL.
+        self._sequencer = backend if isinstance(backend, Sequencer) else None
         self.embedder = embedder
         self.clock = clock or _utc_now
         self.max_content_bytes = max_content_bytes
@@ -92,10 +94,15 @@ class Core:
             raise InvalidInput("commit", message, "a commit is already open on this store")
         with self.lock:
             self.check_open()
-            self.backend.begin()
+            # a commit at the clock's time may be ordered by the server as it lands
+            late = self._sequencer if now is None else None
+            if late is not None:
+                late.begin_unordered(self._order)
+            else:
+                self.backend.begin()
             tx = None
             try:
-                tip = self.tip()
+                tip = self.tip()  # unordered: the newest this process knows of
                 seq = (tip[0] if tip else 0) + 1
                 pending = Pending(
                     seq=seq,
@@ -106,14 +113,24 @@ class Core:
                     message=message,
                 )
                 tx = Transaction(
-                    self.backend, pending, tenant=tenant, max_content_bytes=self.max_content_bytes
+                    self.backend,
+                    pending,
+                    tenant=tenant,
+                    max_content_bytes=self.max_content_bytes,
+                    order=None if late is None else self._order,
                 )
                 self._tx, self._tx_thread = tx, threading.get_ident()
                 yield tx
                 batch = tx.batch()
                 if batch.commit.changes:  # a block that changed nothing lands nothing
+                    if tx.unordered and not late.sequences(batch):  # type: ignore[union-attr]
+                        self._order()
+                        batch = tx.batch()
                     self.backend.write(batch)
                 self.backend.commit()  # state written inside the block (state_set) is kept
+                if tx.unordered and batch.commit.changes:  # the server ordered it: where?
+                    tx.ordered(dataclasses.replace(pending, **late.landed()))  # type: ignore[union-attr]
+                    batch = tx.batch()
             except BaseException:
                 self.backend.rollback()
                 raise
@@ -134,6 +151,25 @@ class Core:
             self._after(batch.commit, batch.tenants, deferred, self._embedding(batch))
         finally:
             self._written = (0, ())  # for the hooks only: a bulk commit's versions are let go
+
+    def _order(self) -> None:
+        """Order the open unordered commit now: the writers' lock, and the tip under it.
+
+        Commits other writers landed since its tip was read put it after them: its
+        seq, id and parent move on, and its time too if theirs is later.
+        """
+        tx, late = self._tx, self._sequencer
+        assert tx is not None and late is not None, "_order() outside an unordered commit"
+        late.order()
+        p, tip = tx._pending, self.tip()
+        seq = (tip[0] if tip else 0) + 1
+        if seq != p.seq:
+            newest = self.time_of(tip[0]) if tip else p.time
+            parent = tip[1] if tip else None
+            p = dataclasses.replace(
+                p, seq=seq, id=commit_id(seq), parent=parent, time=max(p.time, newest)
+            )
+        tx.ordered(p)
 
     def written(self, commit: Commit) -> Sequence[Memory] | None:
         """The versions ``commit`` wrote, while its hooks run (None for any other commit)."""

@@ -67,6 +67,7 @@ class Transaction(TierMoves, TraceSteps):
             valid_to=valid_to,
             id=id,
             tier=tier,
+            unordered=True,
         )
         self._record(m, "add", None)
         return m

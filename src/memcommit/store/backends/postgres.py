@@ -20,6 +20,7 @@ Options of ``open()``: ``schema`` (default "memcommit"; created on open),
 from __future__ import annotations
 
 import threading
+import weakref
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -30,7 +31,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memcommit.errors import BackendError, InvalidInput, Unavailable
+from memcommit.errors import InvalidInput, Unavailable
 from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
@@ -39,6 +40,7 @@ from memcommit.store.backends.chain import Chained
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
 from memcommit.store.backends.postgres_landing import Landing
 from memcommit.store.backends.postgres_schema import LEDGER, SchemaUpkeep
+from memcommit.store.backends.postgres_sequence import Sequencing
 from memcommit.store.backends.postgres_url import DEFAULT_SCHEMA, shown, split_target
 from memcommit.store.validate import flag
 
@@ -76,7 +78,7 @@ CHECKS = common.invariants(
 )
 
 
-class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
+class PostgresBackend(Sequencing, Landing, SchemaUpkeep, Chained, common.SQLBackend):
     """Commits and memory versions in one schema of a PostgreSQL database."""
 
     dialect = POSTGRES
@@ -122,6 +124,11 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         self._lock_wait = (
             f"SET LOCAL lock_timeout = '{max(1, round(lock_timeout * 1000))}ms'; {self._lock_sql}"
         )
+        # the same as one statement's calls, taken in order (a pipeline runs one per call)
+        self._lock_calls = (
+            f"set_config('lock_timeout', '{max(1, round(lock_timeout * 1000))}ms', true),"
+            f" {self._lock_sql.removeprefix('SELECT ')}"
+        )
         self._begin_sql = f"BEGIN; {self._lock_wait}".encode()
         flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
@@ -162,6 +169,7 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
             None  # the newest commit row, read by begin() under the lock
         )
         self._queued: list[common.Writes] = []  # row writes of the open tx not sent yet
+        self._prepared = weakref.WeakSet()
 
     # -- connections ---------------------------------------------------------------
 
@@ -175,6 +183,8 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         backend): the pool drops it and the read is tried again on a fresh one.
         """
         if self._mine():
+            if self._order_hook is not None:  # an unordered commit reads: it is ordered first
+                self._order_hook()
             assert self._tx is not None
             self._send(self._tx)  # the transaction reads what it wrote
             return work(self._tx)
@@ -187,23 +197,17 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         for attempt in range(self._pool.max_size + 1):
             conn = self._pool.getconn()
             try:
-                cur = conn.execute(self._begin_tip_sql)
-                while cur.nextset():  # the last result is the tip
-                    pass
-                tip = cur.fetchone()
-            except psycopg.errors.LockNotAvailable as exc:
-                self._pool.putconn(conn)
-                raise BackendError(
-                    f"postgresql: another writer held the store {self.schema!r} for more than"
-                    f" lock_timeout={self.lock_timeout}s; nothing was written"
-                ) from exc
+                tip = self._locked_tip(conn)
             except psycopg.Error as exc:
                 self._pool.putconn(conn)
                 if not lost(exc, conn) or attempt == self._pool.max_size:
                     raise
                 continue
+            except BaseException:
+                self._pool.putconn(conn)
+                raise
             self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
-            self._tip, self._sealed = tip or (), None
+            self._tip, self._sealed = tip, None
             return
 
     @mapped
@@ -227,6 +231,11 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         conn = self._tx
         assert conn is not None, "write() outside begin()"
         c = batch.commit
+        if self._order_hook is not None:  # unordered: the server orders it as it lands
+            assert self.sequences(batch), "an unordered commit the server cannot order"
+            self._queue_sequenced(batch)
+            return
+        self._wrote = (c.seq, c.id, c.parent, c.time, c.author, c.message)
         w = self._writes(batch)  # reads (sending what is queued) only for a purge
         self._pending, self._tip = (c.seq, c.id), None
         if len(batch.versions) <= _COPY_FROM:  # its rows are made: the hash is known

@@ -1,0 +1,293 @@
+"""Commits the server orders as they land: the writers' lock held for the server's work only.
+
+Every commit has one place in the store's order, and its rows and hash depend on
+it (docs/verification.md): the seq, the id, the parent, the time, the chain hash
+over the parent's. A commit that reads the store, or asks for its seq, is ordered
+when it does (`order`: the lock, then the tip) and written as ever. A commit that
+only adds new memories, at the clock's time, needs nothing of the tip until it
+lands, so it is sent whole, in one round trip, without the lock
+(`begin_unordered`, `write`, `commit`): on the server, under the lock, one
+statement reads the tip, numbers the commit after it (its time never before the
+tip's), completes the texts its version digests and hash are taken over
+(`seals.SEQ_MARK` and `seals.TIME_MARK`, the encoding of `seals`) and writes it;
+the versions follow in the same transaction. The lock is held from the tip's
+read to COMMIT, with no round trip to the client inside, so writers on any
+tenants add up instead of waiting out each other's network and Python
+(docs/postgres.md, "Many writers"). `landed` tells the store where its commit
+went, and the memories it returned take their final seq and time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from memcommit.errors import BackendError, Unavailable
+from memcommit.store.backends import seals
+from memcommit.store.backends import sql as common
+from memcommit.store.backends.base import Batch
+from memcommit.store.backends.postgres_errors import lost, mapped, translated
+from memcommit.store.backends.writes import SEAL_FIRST
+from memcommit.store.records import to_text
+
+_compact = json.JSONEncoder(separators=(",", ":")).encode
+#: The tip row's columns (every commit column but the changes), as `begin` reads it.
+TIP = common.names(common.COMMIT[:-1])
+_TIP_SQL = f"SELECT {TIP} FROM commits ORDER BY seq DESC LIMIT 1"
+#: A version's digest: the SHA-256 of its template (`Rows.version_template`) completed with
+#: its commit's seq and time text (`m`, below).
+_DIGEST = (
+    "encode(sha256(convert_to(replace(replace({text}, chr(1), m.seq::text), chr(2), m.tt),"
+    " 'UTF8')), 'hex')"
+)
+
+
+def _sequence() -> str:
+    """Under the writers' lock, one statement: the commit numbered after the tip, and its versions.
+
+    Its time is never before the tip's; its hash is taken over the canonical header
+    (`seals.commit_header`) and its versions' digests in order, as `writes` does. The
+    versions come as a JSON array of objects by column (``%(versions)s``), each with its
+    template in ``digest``; the columns a commit fills in are taken from the commit.
+    """
+    commit_value = {
+        "created_at": "m.time",
+        "updated_at": "m.time",
+        "created_commit": "m.seq",
+        "updated_commit": "m.seq",
+        "digest": _DIGEST.format(text="r.digest"),
+    }
+    values = ", ".join(commit_value.get(c.field, f"r.{c.name}") for c in common.VERSION_ROW)
+    header = (
+        "'[\"memcommit-commit/1\",' || coalesce('\"' || m.parent_hash || '\"', 'null') || ','"
+        " || m.seq || ',\"' || m.id || '\",' || coalesce('\"' || m.parent || '\"', 'null')"
+        " || ',\"' || m.tt || '\",' || %(tail)s"
+    )
+    digests = (
+        f"(SELECT string_agg({_DIGEST.format(text='e.v->>$$digest$$')}, '' ORDER BY e.n)"
+        " FROM json_array_elements(%(versions)s::json) WITH ORDINALITY AS e (v, n))"
+    )
+    return (
+        "WITH tip AS (SELECT seq, id, hash, time FROM commits ORDER BY seq DESC LIMIT 1),"
+        " n AS (SELECT coalesce(t.seq, 0) + 1 AS seq, t.id AS parent,"
+        " t.hash AS parent_hash, greatest(%(time)s::timestamptz, t.time) AS time"
+        " FROM (VALUES (1)) AS one (x) LEFT JOIN tip AS t ON true),"
+        " m AS (SELECT n.*, lpad(to_hex(n.seq), 12, '0') || %(rand)s AS id,"
+        " to_char(n.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"') AS tt"
+        " FROM n),"
+        f" c AS (INSERT INTO commits ({common.names(common.COMMIT)})"
+        " SELECT m.seq, m.id, m.parent, m.time, %(author)s, %(message)s,"
+        f" encode(sha256(convert_to({header} || {digests}, 'UTF8')), 'hex'), %(changes)s"
+        f" FROM m RETURNING {TIP}),"
+        f" v AS (INSERT INTO versions ({common.names(common.VERSION_ROW)}) SELECT {values}"
+        " FROM m, json_populate_recordset(NULL::versions, %(versions)s::json) AS r)"
+        " SELECT * FROM c"
+    )
+
+
+#: `SEQUENCE`'s parameters, in the order `PREPARE` numbers them.
+ARGUMENTS = (
+    ("time", "timestamptz"),
+    ("rand", "text"),
+    ("author", "text"),
+    ("message", "text"),
+    ("tail", "text"),
+    ("versions", "text"),
+    ("changes", "text"),
+)
+SEQUENCE = _sequence() % {name: f"${i}" for i, (name, _) in enumerate(ARGUMENTS, 1)}
+#: The name `SEQUENCE` is prepared under, on each connection that lands an unordered commit.
+PREPARED = "memcommit_sequence"
+_PREPARE = f"PREPARE {PREPARED} ({', '.join(kind for _, kind in ARGUMENTS)}) AS {SEQUENCE}".encode()
+
+
+@functools.cache
+def _template_shape(rows: common.Rows) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The column names of a template's values (`Rows.version_template`), and of its times."""
+    columns = rows.template_columns
+    names = (*(c.name for c in columns), common.SALT.name, common.DIGEST.name)
+    return names, frozenset(c.name for c in columns if c.codec == "time")
+
+
+class Sequencing:
+    """`Sequencer` for `PostgresBackend`: unordered commits, ordered late or by the server."""
+
+    rows: common.Rows
+    lock_timeout: float
+    _lock_wait: str
+    _begin_tip_sql: bytes
+    #: What a writer runs after BEGIN to take the lock: one statement (`Landing._share_flushes`).
+    _ordering: str
+    _flush: tuple[str, ...]
+    _pool: ConnectionPool
+    _tx: psycopg.Connection | None
+    _tx_thread: int | None
+    _pending: tuple[int, str] | None
+    _tip: tuple[Any, ...] | None
+    _sealed: tuple[int, str] | None
+    #: The newest commit row this process has seen (begin's tip, or its own landing); an
+    #: unordered commit starts on it. (): the store had no commit; None: none seen yet.
+    _known: tuple[Any, ...] | None = None
+    #: Set while the open commit is unordered: the store's function that orders it.
+    _order_hook: Callable[[], None] | None = None
+    #: The unordered commit queued by `write`: its `SEQUENCE` parameters.
+    _sequenced: dict[str, Any] | None = None
+    #: The connections `SEQUENCE` is prepared on (each of the pool's, once).
+    _prepared: weakref.WeakSet[psycopg.Connection]
+    #: Where the last commit landed unordered went (`landed`).
+    _landed_row: tuple[Any, ...] | None = None
+    # `Landing`'s
+    _release: Callable[[], None]
+    _landed_row_where: Callable[[str, tuple[Any, ...]], tuple[Any, ...] | None]
+
+    def _locked_tip(self, conn: psycopg.Connection) -> tuple[Any, ...]:
+        """BEGIN, the writers' lock and the tip on ``conn``, in one round trip (() if none)."""
+        try:
+            cur = conn.execute(self._begin_tip_sql)
+            while cur.nextset():  # the last result is the tip
+                pass
+            tip = cur.fetchone()
+        except psycopg.errors.LockNotAvailable as exc:
+            raise BackendError(
+                f"postgresql: another writer held the store for more than"
+                f" lock_timeout={self.lock_timeout}s; nothing was written"
+            ) from exc
+        self._known = tip or ()
+        return self._known
+
+    @mapped
+    def begin_unordered(self, order: Callable[[], None]) -> None:
+        conn = self._pool.getconn()
+        tip = self._known
+        if tip is None:  # this process's first commit: the newest one, read without the lock
+            try:
+                tip = conn.execute(_TIP_SQL).fetchone()
+            except BaseException:
+                self._pool.putconn(conn)
+                raise
+        self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
+        self._tip, self._sealed, self._order_hook = tip or (), None, order
+
+    @mapped
+    def order(self) -> None:
+        conn = self._tx
+        assert conn is not None, "order() outside begin_unordered()"
+        self._order_hook = None
+        for attempt in range(self._pool.max_size + 1):
+            try:
+                self._tip = self._locked_tip(conn)
+                return
+            except psycopg.Error as exc:  # nothing was sent on it before: another will do
+                if not lost(exc, conn) or attempt == self._pool.max_size:
+                    raise
+                self._pool.putconn(conn)
+                conn = self._tx = self._pool.getconn()
+
+    def sequences(self, batch: Batch) -> bool:
+        """Only new memories' first versions, at most `SEAL_FIRST`, fresh salts, nothing else."""
+        return (
+            len(batch.versions) <= SEAL_FIRST
+            and not (batch.closes or batch.purges or batch.traces or batch.unembed)
+            and batch.seals is None
+            and not any(batch.ended)
+            and all(c.op == "add" for c in batch.commit.changes)
+        )
+
+    def _queue_sequenced(self, batch: Batch) -> None:
+        """`write` for an unordered commit: its statement's parameters (`SEQUENCE`)."""
+        c = batch.commit
+        changes = common.changes_text(batch)
+        template = self.rows.version_template
+        names, times = _template_shape(self.rows)
+        salts = seals.salts(len(batch.versions))
+        versions = []
+        for m, salt in zip(batch.versions, salts, strict=True):
+            row = template(m, salt)
+            versions.append(
+                {n: to_text(v) if n in times else v for n, v in zip(names, row, strict=True)}
+            )
+        self._sequenced = {
+            "time": c.time,
+            "rand": c.id[12:],
+            "author": c.author,
+            "message": c.message,
+            "tail": _compact([c.author, c.message, changes])[1:],
+            "versions": _compact(versions),
+            "changes": changes,
+        }
+
+    def _send_sequenced(self, conn: psycopg.Connection) -> tuple[Any, ...]:
+        """The unordered commit in one round trip: BEGIN, the lock, `SEQUENCE`, COMMIT, flush.
+
+        One simple query with its values quoted in: `SEQUENCE` runs prepared (once per
+        connection), so the server only plans it once, and the client makes one call.
+        """
+        if conn not in self._prepared:
+            conn.execute(_PREPARE)
+            self._prepared.add(conn)
+        params = self._sequenced
+        assert params is not None
+        call = f"EXECUTE {PREPARED} ({', '.join(['%s'] * len(ARGUMENTS))})"
+        text = "; ".join(("BEGIN", self._ordering, call, "COMMIT", *self._flush))
+        with psycopg.ClientCursor(conn) as cur:
+            cur.execute(text, [params[name] for name, _ in ARGUMENTS])
+            for _ in range(2):  # BEGIN's, the lock's: the commit's row is the third
+                cur.nextset()
+            row = cur.fetchone()
+        assert row is not None, "SEQUENCE writes one commit"
+        return row
+
+    def _commit_sequenced(self) -> None:
+        """`commit` of an unordered commit: sent whole; after a lost connection, as `_landed`."""
+        assert self._tx is not None and self._sequenced is not None
+        guess, rand = (self._tip[0] + 1 if self._tip else 1), self._sequenced["rand"]
+        try:
+            try:
+                row = self._send_sequenced(self._tx)
+            except psycopg.errors.LockNotAvailable as exc:
+                raise BackendError(
+                    f"postgresql: another writer held the store for more than"
+                    f" lock_timeout={self.lock_timeout}s; nothing was written"
+                ) from exc
+            except psycopg.Error as exc:
+                row = self._after_failure(exc, guess, rand)
+        finally:
+            self._release()
+        self._landed_row = self._known = row
+
+    def _after_failure(self, exc: psycopg.Error, guess: int, rand: str) -> tuple[Any, ...]:
+        """The commit's row if it landed all the same (only its flush failed, or the answer
+        was lost), asked under the lock once its transaction has surely ended; else raise."""
+        error = translated(exc)
+        gone = isinstance(error, Unavailable)
+        if not gone and self._tx is not None and not self._tx.closed:
+            with contextlib.suppress(psycopg.Error):  # before asking: the lock it may hold
+                self._tx.execute("ROLLBACK")
+        try:
+            found = self._landed_row_where("seq >= %s AND substr(id, 13) = %s", (guess, rand))
+        except Unavailable:
+            raise Unavailable(
+                "postgresql: connection lost while committing; whether it landed is unknown"
+                f" until the server is reachable again: look for it with store.log() ({exc})"
+            ) from exc
+        if found is not None:
+            return found
+        if gone:
+            raise Unavailable(
+                f"postgresql: connection lost while committing; it did not land ({exc})"
+            ) from exc
+        raise error from exc
+
+    def landed(self) -> dict[str, Any]:
+        row = self._landed_row
+        assert row is not None, "landed() before an unordered commit landed"
+        seq, commit_id, parent, time = row[:4]
+        return {"seq": seq, "id": commit_id, "parent": parent, "time": time}
