@@ -94,6 +94,10 @@ class Buffer:
             self._order()
         return self._pending
 
+    @pending.setter
+    def pending(self, value: Pending) -> None:
+        self._pending = value
+
     @property
     def unordered(self) -> bool:
         """Whether the commit's place in the store's order is still to be given."""

@@ -23,6 +23,7 @@ import contextlib
 import functools
 import json
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -147,6 +148,7 @@ class Sequencing:
     # `Landing`'s
     _release: Callable[[], None]
     _landed_row_where: Callable[[str, tuple[Any, ...]], tuple[Any, ...] | None]
+    _pooled: Callable[..., Any]
 
     def _locked_tip(self, conn: psycopg.Connection) -> tuple[Any, ...]:
         """BEGIN, the writers' lock and the tip on ``conn``, in one round trip (() if none)."""
@@ -246,45 +248,86 @@ class Sequencing:
         return row
 
     def _commit_sequenced(self) -> None:
-        """`commit` of an unordered commit: sent whole; after a lost connection, as `_landed`."""
+        """`commit` of an unordered commit: sent whole, and known landed or not if it fails.
+
+        Nothing of it depends on the connection it goes on: when that connection is
+        lost (an idle one the server ended, a network cut), its server session is
+        ended for good and the commit looked for under the lock; absent, it is sent
+        again on a fresh connection, up to ``pool_size + 1`` times, so it lands once
+        or is reported as not landed, never twice.
+        """
         assert self._tx is not None and self._sequenced is not None
         guess, rand = (self._tip[0] + 1 if self._tip else 1), self._sequenced["rand"]
         try:
-            try:
-                row = self._send_sequenced(self._tx)
-            except psycopg.errors.LockNotAvailable as exc:
-                raise BackendError(
-                    f"postgresql: another writer held the store for more than"
-                    f" lock_timeout={self.lock_timeout}s; nothing was written"
-                ) from exc
-            except psycopg.Error as exc:
-                row = self._after_failure(exc, guess, rand)
+            for attempt in range(self._pool.max_size + 1):
+                conn = self._tx
+                session = conn.info.backend_pid
+                try:
+                    row = self._send_sequenced(conn)
+                    break
+                except psycopg.errors.LockNotAvailable as exc:
+                    raise BackendError(
+                        f"postgresql: another writer held the store for more than"
+                        f" lock_timeout={self.lock_timeout}s; nothing was written"
+                    ) from exc
+                except psycopg.Error as exc:
+                    last = attempt == self._pool.max_size
+                    found = self._after_failure(exc, (guess, rand), session, last=last)
+                    if found is not None:
+                        row = found
+                        break
+                    self._pool.putconn(conn)  # broken: the pool replaces it
+                    self._tx = self._pool.getconn()
         finally:
             self._release()
         self._landed_row = self._known = row
 
-    def _after_failure(self, exc: psycopg.Error, guess: int, rand: str) -> tuple[Any, ...]:
-        """The commit's row if it landed all the same (only its flush failed, or the answer
-        was lost), asked under the lock once its transaction has surely ended; else raise."""
+    def _after_failure(
+        self, exc: psycopg.Error, mark: tuple[int, str], session: int, *, last: bool
+    ) -> tuple[Any, ...] | None:
+        """The commit's row if it landed all the same; None if it did not and may be sent
+        again (its connection was lost); else raise.
+
+        A lost connection's server session may still be waiting for the lock with the
+        commit in hand, so it is ended (and gone) before the store is asked, under the
+        lock, for a commit numbered ``mark[0]`` or later whose id ends in ``mark[1]``.
+        """
         error = translated(exc)
         gone = isinstance(error, Unavailable)
         if not gone and self._tx is not None and not self._tx.closed:
             with contextlib.suppress(psycopg.Error):  # before asking: the lock it may hold
                 self._tx.execute("ROLLBACK")
         try:
-            found = self._landed_row_where("seq >= %s AND substr(id, 13) = %s", (guess, rand))
+            if gone:
+                self._end_session(session)
+            found = self._landed_row_where("seq >= %s AND substr(id, 13) = %s", mark)
         except Unavailable:
             raise Unavailable(
                 "postgresql: connection lost while committing; whether it landed is unknown"
                 f" until the server is reachable again: look for it with store.log() ({exc})"
             ) from exc
-        if found is not None:
+        if found is not None or (gone and not last):
             return found
         if gone:
             raise Unavailable(
                 f"postgresql: connection lost while committing; it did not land ({exc})"
             ) from exc
         raise error from exc
+
+    @mapped
+    def _end_session(self, session: int) -> None:
+        """End server session ``session`` (a lost connection's) and wait until it is gone."""
+        until = time.monotonic() + self.lock_timeout
+
+        def end(conn: psycopg.Connection) -> None:
+            find = "FROM pg_stat_activity WHERE pid = %s"
+            conn.execute(f"SELECT pg_terminate_backend(pid) {find}", (session,))
+            while conn.execute(f"SELECT 1 {find}", (session,)).fetchone() is not None:
+                if time.monotonic() > until:
+                    raise Unavailable(f"postgresql: session {session} would not end")
+                time.sleep(0.005)
+
+        self._pooled(end, until=until)
 
     def landed(self) -> dict[str, Any]:
         row = self._landed_row
