@@ -158,6 +158,7 @@ def test_connections_ended_mid_commit_leave_each_commit_whole_or_absent_as_told(
     ended: list[int] = []
     ctx = spawn()
     tenants = ["shared" if shared_tenant else f"t{w}" for w in range(len(names))]
+    after = (None, 0.005, ordered)  # no acked counter, a 5 ms block, ordered or not
     with ctx.Manager() as manager, ctx.Pool(len(names)) as pool:
         barrier = manager.Barrier(len(names) + 1)  # the writers and the terminator
         killer = threading.Thread(
@@ -166,8 +167,7 @@ def test_connections_ended_mid_commit_leave_each_commit_whole_or_absent_as_told(
         killer.start()
         try:
             jobs = [
-                (f"{schema_url}&application_name={name}", w, tenants[w], 40, barrier, None, 0.005)
-                + (ordered,)
+                (f"{schema_url}&application_name={name}", w, tenants[w], 40, barrier, *after)
                 for w, name in enumerate(names)
             ]
             outcomes = pool.starmap(commit_outcomes, jobs)

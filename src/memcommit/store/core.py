@@ -122,14 +122,15 @@ class Core:
                 self._tx, self._tx_thread = tx, threading.get_ident()
                 yield tx
                 batch = tx.batch()
+                unordered = late is not None and tx.unordered
                 if batch.commit.changes:  # a block that changed nothing lands nothing
-                    if tx.unordered and not late.sequences(batch):  # type: ignore[union-attr]
+                    if unordered and late is not None and not late.sequences(batch):
                         self._order()
-                        batch = tx.batch()
+                        unordered, batch = False, tx.batch()
                     self.backend.write(batch)
                 self.backend.commit()  # state written inside the block (state_set) is kept
-                if tx.unordered and batch.commit.changes:  # the server ordered it: where?
-                    tx.ordered(dataclasses.replace(pending, **late.landed()))  # type: ignore[union-attr]
+                if unordered and late is not None and batch.commit.changes:
+                    tx.ordered(dataclasses.replace(tx.draft, **late.landed()))  # where it went
                     batch = tx.batch()
             except BaseException:
                 self.backend.rollback()
@@ -161,7 +162,7 @@ class Core:
         tx, late = self._tx, self._sequencer
         assert tx is not None and late is not None, "_order() outside an unordered commit"
         late.order()
-        p, tip = tx._pending, self.tip()
+        p, tip = tx.draft, self.tip()
         seq = (tip[0] if tip else 0) + 1
         if seq != p.seq:
             newest = self.time_of(tip[0]) if tip else p.time

@@ -103,6 +103,11 @@ class Buffer:
         """Whether the commit's place in the store's order is still to be given."""
         return self._order is not None
 
+    @property
+    def draft(self) -> Pending:
+        """The commit as it stands, without ordering it (`pending` orders it)."""
+        return self._pending
+
     def ordered(self, pending: Pending) -> None:
         """Give the commit its place: the versions made so far take its seq and time.
 

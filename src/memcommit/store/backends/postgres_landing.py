@@ -181,7 +181,22 @@ class Landing:
                         cur.execute(text)
             return row
 
-        return self._pooled(ask, until=time.monotonic() + self.lock_timeout)  # type: ignore[no-any-return]
+        return self._pooled(ask, until=time.monotonic() + self.lock_timeout)
+
+    @mapped
+    def _end_session(self, session: int) -> None:
+        """End server session ``session`` (a lost connection's) and wait until it is gone."""
+        until = time.monotonic() + self.lock_timeout
+
+        def end(conn: psycopg.Connection) -> None:
+            find = "FROM pg_stat_activity WHERE pid = %s"
+            conn.execute(f"SELECT pg_terminate_backend(pid) {find}", (session,))
+            while conn.execute(f"SELECT 1 {find}", (session,)).fetchone() is not None:
+                if time.monotonic() > until:
+                    raise Unavailable(f"postgresql: session {session} would not end")
+                time.sleep(0.005)
+
+        self._pooled(end, until=until)
 
     def rollback(self) -> None:
         conn = self._tx

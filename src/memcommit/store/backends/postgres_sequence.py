@@ -23,7 +23,6 @@ import contextlib
 import functools
 import json
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -148,7 +147,7 @@ class Sequencing:
     # `Landing`'s
     _release: Callable[[], None]
     _landed_row_where: Callable[[str, tuple[Any, ...]], tuple[Any, ...] | None]
-    _pooled: Callable[..., Any]
+    _end_session: Callable[[int], None]
 
     def _locked_tip(self, conn: psycopg.Connection) -> tuple[Any, ...]:
         """BEGIN, the writers' lock and the tip on ``conn``, in one round trip (() if none)."""
@@ -313,21 +312,6 @@ class Sequencing:
                 f"postgresql: connection lost while committing; it did not land ({exc})"
             ) from exc
         raise error from exc
-
-    @mapped
-    def _end_session(self, session: int) -> None:
-        """End server session ``session`` (a lost connection's) and wait until it is gone."""
-        until = time.monotonic() + self.lock_timeout
-
-        def end(conn: psycopg.Connection) -> None:
-            find = "FROM pg_stat_activity WHERE pid = %s"
-            conn.execute(f"SELECT pg_terminate_backend(pid) {find}", (session,))
-            while conn.execute(f"SELECT 1 {find}", (session,)).fetchone() is not None:
-                if time.monotonic() > until:
-                    raise Unavailable(f"postgresql: session {session} would not end")
-                time.sleep(0.005)
-
-        self._pooled(end, until=until)
 
     def landed(self) -> dict[str, Any]:
         row = self._landed_row
