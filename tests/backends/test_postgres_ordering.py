@@ -130,7 +130,9 @@ _fields = st.fixed_dictionaries(
         "importance": st.floats(0, 1),
         "tags": st.lists(_word, max_size=3, unique=True),
         "always": st.booleans(),
-        "metadata": st.dictionaries(_word, st.integers() | _text | st.floats(allow_nan=False)),
+        "metadata": st.dictionaries(
+            _word, st.integers() | _text | st.floats(allow_nan=False, allow_infinity=False)
+        ),
         "valid_from": st.none()
         | st.datetimes(timezones=st.just(timezone.utc), min_value=datetime(1990, 1, 1)),
     }
@@ -153,3 +155,19 @@ def test_the_server_hashes_as_the_chain_is_specified_whatever_the_fields(two, me
         assert_carries(memory, tx.result)
         assert first.get(memory.id) == memory
     assert first.verify().ok
+
+
+def test_a_session_that_dropped_the_prepared_statement_prepares_it_again(pg_url):
+    """`SEQUENCE` is prepared once per connection; a session reset (``DISCARD ALL``, as a
+    pooler may run) drops it, and the next unordered commit prepares it again."""
+    with memcommit.open(pg_url(), pool_size=1) as store:
+        with store.commit(message="prepares") as tx:
+            tx.add("first")
+        backend = store._core.backend
+        with backend._pool.connection() as conn:  # the pool's one connection
+            assert conn in backend._prepared
+            conn.execute("DISCARD ALL")
+            conn.execute(backend._setup)  # what the pool's configure set, which DISCARD reset
+        with store.commit(message="after the reset") as tx:
+            tx.add("lands")
+        assert tx.result.seq == 2 and store.verify().ok

@@ -106,6 +106,7 @@ ARGUMENTS = (
 SEQUENCE = _sequence() % {name: f"${i}" for i, (name, _) in enumerate(ARGUMENTS, 1)}
 #: The name `SEQUENCE` is prepared under, on each connection that lands an unordered commit.
 PREPARED = "memcommit_sequence"
+_CALL = f"EXECUTE {PREPARED} ({', '.join(['%s'] * len(ARGUMENTS))})"
 _PREPARE = f"PREPARE {PREPARED} ({', '.join(kind for _, kind in ARGUMENTS)}) AS {SEQUENCE}".encode()
 
 
@@ -231,18 +232,24 @@ class Sequencing:
         One simple query with its values quoted in: `SEQUENCE` runs prepared (once per
         connection), so the server only plans it once, and the client makes one call.
         """
-        if conn not in self._prepared:
-            conn.execute(_PREPARE)
-            self._prepared.add(conn)
         params = self._sequenced
         assert params is not None
-        call = f"EXECUTE {PREPARED} ({', '.join(['%s'] * len(ARGUMENTS))})"
-        text = "; ".join(("BEGIN", self._ordering, call, "COMMIT", *self._flush))
-        with psycopg.ClientCursor(conn) as cur:
-            cur.execute(text, [params[name] for name, _ in ARGUMENTS])
-            for _ in range(2):  # BEGIN's, the lock's: the commit's row is the third
-                cur.nextset()
-            row = cur.fetchone()
+        text = "; ".join(("BEGIN", self._ordering, _CALL, "COMMIT", *self._flush))
+        for prepare in (conn not in self._prepared, True):
+            if prepare:
+                conn.execute(_PREPARE)
+                self._prepared.add(conn)
+            try:
+                with psycopg.ClientCursor(conn) as cur:
+                    cur.execute(text, [params[name] for name, _ in ARGUMENTS])
+                    for _ in range(2):  # BEGIN's, the lock's: the commit's row is the third
+                        cur.nextset()
+                    row = cur.fetchone()
+                break
+            except psycopg.errors.InvalidSqlStatementName:  # the session dropped it (DISCARD)
+                conn.execute("ROLLBACK")  # nothing ran past the lock
+                if prepare:
+                    raise
         assert row is not None, "SEQUENCE writes one commit"
         return row
 
