@@ -230,3 +230,18 @@ def test_writer_waits_at_most_lock_timeout(pg_url, admin):
         with store.commit() as tx:  # the lock is free again
             tx.add("now it lands")
         assert [c.seq for c in store.log()] == [1]
+
+
+def test_an_unordered_commit_outlives_its_dead_connection_with_a_pool_of_one(pg_url, admin):
+    """The connection it was sent on goes back to the pool before the commit is looked
+    for, so even a pool of one has a connection to ask with, and to send it again on."""
+    name = f"victim-{uuid.uuid4().hex[:8]}"
+    with memcommit.open(pg_url(application_name=name), pool_size=1) as store:
+        with store.commit(message="before") as tx:
+            tx.add("already there")
+        assert terminate(admin, name, state="idle") == 1
+        with store.commit(message="after") as tx:
+            tx.add("lands on a fresh connection")
+        assert tx.result is not None and tx.result.seq == 2
+        assert [c.message for c in store.log()] == ["after", "before"]
+        assert store.verify().ok

@@ -171,3 +171,77 @@ def test_a_session_that_dropped_the_prepared_statement_prepares_it_again(pg_url)
         with store.commit(message="after the reset") as tx:
             tx.add("lands")
         assert tx.result.seq == 2 and store.verify().ok
+
+
+@pytest.mark.parametrize("change", ["update", "invalidate", "purge", "archive", "read"])
+def test_a_memory_added_then_changed_in_the_block_carries_the_final_commit(two, change):
+    """Changing a memory the block added orders the block first, so the new version (and
+    what `read` answers) carries the commit it lands in, even when another passed it."""
+    first, second = two
+    with first.commit(message="add then change") as tx:
+        added = tx.add("to be changed", key="k")
+        with second.commit(message="passes") as passing:
+            passing.add("lands between")
+        if change == "update":
+            tx.update(added.id, content="changed")
+        elif change == "invalidate":
+            tx.invalidate(added.id)
+        elif change == "purge":
+            tx.purge(added.id)
+        elif change == "archive":
+            tx.archive(added.id)
+        else:
+            (read,) = tx.read([added.id])
+            assert read.created_commit == 3
+    assert tx.result.seq == 3
+    for version in first.history(added.id):
+        assert_carries(version, tx.result)
+    assert first.verify().ok and first.check().ok
+
+
+def test_reads_of_the_log_inside_an_unordered_block_see_what_passed_it(two):
+    first, second = two
+    with first.commit(message="reads the log") as tx:
+        tx.add("added first")
+        with second.commit(message="passes") as passing:
+            passing.add("lands between")
+        assert first.head.seq == 2  # the log is read under the lock: ordered first
+        assert [c.message for c in first.log()] == ["passes", "one"]
+        assert not tx.unordered
+    assert tx.result.seq == 3
+
+
+def test_pending_after_a_block_that_landed_nothing_is_its_draft(two):
+    first, _ = two
+    with first.commit(message="nothing") as tx:
+        pass
+    assert tx.pending.seq == 2 and tx.result is None
+    with pytest.raises(RuntimeError), first.commit(message="fails") as tx:
+        tx.add("never written")
+        raise RuntimeError("the agent's own code failed")
+    assert tx.pending.seq == 2
+
+
+def test_writers_ignore_a_sessions_default_isolation(pg_url):
+    """A session defaulting to REPEATABLE READ would read the tip from a snapshot taken
+    before the lock: every writer's transaction is READ COMMITTED, on either path."""
+    url = pg_url(options="-c default_transaction_isolation=repeatable\\ read")
+    with memcommit.open(url) as first, memcommit.open(url) as second:
+        for ordered in (False, True):
+
+            def commit(store, message, ordered=ordered) -> None:
+                with store.commit(message=message) as tx:
+                    if ordered:
+                        assert tx.pending.seq > 0
+                    tx.add(message)
+
+            threads = [
+                threading.Thread(target=commit, args=(store, f"{name}-{ordered}-{i}"))
+                for i in range(5)
+                for name, store in (("a", first), ("b", second))
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+        assert len(first.log()) == 20 and first.verify().ok

@@ -23,6 +23,7 @@ from memcommit.store import embeddings
 from memcommit.store import validate as v
 from memcommit.store.backends.base import Backend, Batch, Sequencer
 from memcommit.store.ids import commit_id
+from memcommit.store.pending import Buffer
 from memcommit.store.transaction import Pending, Transaction
 
 
@@ -97,7 +98,7 @@ class Core:
             # a commit at the clock's time may be ordered by the server as it lands
             late = self._sequencer if now is None else None
             if late is not None:
-                late.begin_unordered(self._order)
+                late.begin_unordered()
             else:
                 self.backend.begin()
             tx = None
@@ -120,17 +121,21 @@ class Core:
                     order=None if late is None else self._order,
                 )
                 self._tx, self._tx_thread = tx, threading.get_ident()
+                if late is not None:  # from here a read inside the block orders it first
+                    late.order_on_read(self._order_open)
                 yield tx
                 batch = tx.batch()
-                unordered = late is not None and tx.unordered
+                if late is not None and tx.unordered and not late.sequences(batch):
+                    self._order(tx)
+                    batch = tx.batch()
                 if batch.commit.changes:  # a block that changed nothing lands nothing
-                    if unordered and late is not None and not late.sequences(batch):
-                        self._order()
-                        unordered, batch = False, tx.batch()
                     self.backend.write(batch)
                 self.backend.commit()  # state written inside the block (state_set) is kept
-                if unordered and late is not None and batch.commit.changes:
-                    tx.ordered(dataclasses.replace(tx.draft, **late.landed()))  # where it went
+                if late is not None and tx.unordered and batch.commit.changes:
+                    seq, id, parent, time = late.landed()  # where the server put it
+                    tx.ordered(
+                        dataclasses.replace(tx.draft, seq=seq, id=id, parent=parent, time=time)
+                    )
                     batch = tx.batch()
             except BaseException:
                 self.backend.rollback()
@@ -153,14 +158,20 @@ class Core:
         finally:
             self._written = (0, ())  # for the hooks only: a bulk commit's versions are let go
 
-    def _order(self) -> None:
-        """Order the open unordered commit now: the writers' lock, and the tip under it.
+    def _order_open(self) -> None:
+        """`_order` for the commit open in this thread (a read inside it asks)."""
+        if self._tx is not None and self.in_my_commit():
+            self._order(self._tx)
+
+    def _order(self, tx: Buffer) -> None:
+        """Order unordered commit ``tx`` now: the writers' lock, and the tip under it.
 
         Commits other writers landed since its tip was read put it after them: its
         seq, id and parent move on, and its time too if theirs is later.
         """
-        tx, late = self._tx, self._sequencer
-        assert tx is not None and late is not None, "_order() outside an unordered commit"
+        late = self._sequencer
+        if tx is not self._tx or not tx.unordered or late is None:
+            return  # its block has ended (or another thread's is open): nothing to order
         late.order()
         p, tip = tx.draft, self.tip()
         seq = (tip[0] if tip else 0) + 1

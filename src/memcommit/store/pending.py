@@ -27,7 +27,12 @@ from memcommit.store.records import commit as make_commit
 
 @dataclass(frozen=True)
 class Pending:
-    """The commit a transaction will land: known before any change is made."""
+    """The commit a transaction will land: its place in the store's order, and its words.
+
+    Known before any change is made, except in an unordered commit (`Buffer.pending`),
+    where the seq, id, parent and time are as this process expects them until the
+    commit is ordered.
+    """
 
     seq: int
     id: str
@@ -52,7 +57,7 @@ class Buffer:
         *,
         tenant: str | None,
         max_content_bytes: int,
-        order: Callable[[], None] | None = None,
+        order: Callable[[Buffer], None] | None = None,
     ) -> None:
         self._only = tenant  # set for a tenant view: every read and write stays in it
         self._backend = backend
@@ -90,13 +95,19 @@ class Buffer:
         for its seq or time inside the block orders it at once instead (the writers'
         lock, as every read of the store inside the block does).
         """
-        if self._order is not None:
-            self._order()
+        if self._order is not None and not self.closed:
+            self._order(self)
         return self._pending
 
     @pending.setter
     def pending(self, value: Pending) -> None:
         self._pending = value
+
+    def _order_first(self) -> None:
+        """Order the commit before it changes a memory that exists (stored, or added in
+        this block): the new version then carries the final seq from the start."""
+        if self._order is not None:
+            self._order(self)
 
     @property
     def unordered(self) -> bool:
@@ -163,12 +174,11 @@ class Buffer:
         tier: Any = "short",
         trace_id: str | None = None,
         step: int | None = None,
-        unordered: bool = False,
     ) -> Memory:
         """Version 1 of a new memory, every field checked (the arguments are the caller's).
 
-        ``unordered``: the caller records it as it is (`add`), so it may be made before
-        the commit is ordered, up to `UNORDERED_MOST` of them.
+        Made with the commit as it stands: only `add` makes one before the commit is
+        ordered (`pending`), so only its memories are kept to take the final seq.
         """
         if valid_from is not None or valid_to is not None:
             valid_from = v.moment("valid_from", valid_from)
@@ -184,9 +194,7 @@ class Buffer:
                 )
             if id in self._latest or self._stored(id) is not None:
                 raise InvalidInput("id", id, "a memory with this id already exists")
-        # after the read above, which orders the commit: the commit's fields as they stand
-        unordered = unordered and len(self._versions) < UNORDERED_MOST
-        p = self._pending if unordered else self.pending
+        p = self._pending  # after the read above, which orders the commit
         return memory(
             {
                 "id": id,
@@ -244,6 +252,7 @@ class Buffer:
 
     def _load(self, items: Iterable[str | Memory]) -> list[str]:
         """The ids of ``items``, each with its newest version in the buffer (see `read`)."""
+        self._order_first()
         latest = self._latest
         ids: list[str] = []
         given: dict[str, Memory] = {}
@@ -278,6 +287,7 @@ class Buffer:
 
     def _current(self, id: Any, *, writable: bool = False, field: str = "id") -> Memory:
         """The newest version of ``id`` (pending or stored); NotFound/Purged as fits."""
+        self._order_first()
         known = self._latest.get(id) if isinstance(id, str) else None
         cur = None if known is None else thawed(known)
         if cur is None:
@@ -319,7 +329,7 @@ class Buffer:
     def _record(self, m: Memory, op: str, detail: dict[str, Any] | None) -> None:
         self._check_open()
         fields = frozen(m)
-        if self._order is not None:
+        if self._order is not None:  # only adds run unordered (`_order_first`)
             self._made.append(m)
         self._latest[m.id] = fields
         self._versions.append(fields)

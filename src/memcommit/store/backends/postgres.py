@@ -20,7 +20,6 @@ Options of ``open()``: ``schema`` (default "memcommit"; created on open),
 from __future__ import annotations
 
 import threading
-import weakref
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -38,7 +37,7 @@ from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch, user_cache
 from memcommit.store.backends.chain import Chained
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
-from memcommit.store.backends.postgres_landing import Landing
+from memcommit.store.backends.postgres_landing import BEGIN
 from memcommit.store.backends.postgres_schema import LEDGER, SchemaUpkeep
 from memcommit.store.backends.postgres_sequence import Sequencing
 from memcommit.store.backends.postgres_url import DEFAULT_SCHEMA, shown, split_target
@@ -78,7 +77,7 @@ CHECKS = common.invariants(
 )
 
 
-class PostgresBackend(Sequencing, Landing, SchemaUpkeep, Chained, common.SQLBackend):
+class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
     """Commits and memory versions in one schema of a PostgreSQL database."""
 
     dialect = POSTGRES
@@ -129,7 +128,7 @@ class PostgresBackend(Sequencing, Landing, SchemaUpkeep, Chained, common.SQLBack
             f"set_config('lock_timeout', '{max(1, round(lock_timeout * 1000))}ms', true),"
             f" {self._lock_sql.removeprefix('SELECT ')}"
         )
-        self._begin_sql = f"BEGIN; {self._lock_wait}".encode()
+        self._begin_sql = f"{BEGIN}; {self._lock_wait}".encode()
         flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
         setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
@@ -169,7 +168,6 @@ class PostgresBackend(Sequencing, Landing, SchemaUpkeep, Chained, common.SQLBack
             None  # the newest commit row, read by begin() under the lock
         )
         self._queued: list[common.Writes] = []  # row writes of the open tx not sent yet
-        self._prepared = weakref.WeakSet()
 
     # -- connections ---------------------------------------------------------------
 
@@ -183,8 +181,7 @@ class PostgresBackend(Sequencing, Landing, SchemaUpkeep, Chained, common.SQLBack
         backend): the pool drops it and the read is tried again on a fresh one.
         """
         if self._mine():
-            if self._order_hook is not None:  # an unordered commit reads: it is ordered first
-                self._order_hook()
+            self._read_orders()  # an unordered commit is ordered before it reads
             assert self._tx is not None
             self._send(self._tx)  # the transaction reads what it wrote
             return work(self._tx)
@@ -231,8 +228,7 @@ class PostgresBackend(Sequencing, Landing, SchemaUpkeep, Chained, common.SQLBack
         conn = self._tx
         assert conn is not None, "write() outside begin()"
         c = batch.commit
-        if self._order_hook is not None:  # unordered: the server orders it as it lands
-            assert self.sequences(batch), "an unordered commit the server cannot order"
+        if self._unordered:  # the server orders it as it lands
             self._queue_sequenced(batch)
             return
         self._wrote = (c.seq, c.id, c.parent, c.time, c.author, c.message)
@@ -283,6 +279,7 @@ class PostgresBackend(Sequencing, Landing, SchemaUpkeep, Chained, common.SQLBack
         changes: bool = True,
     ) -> list[tuple[Commit, list[str | None]]]:
         """As `SQLBackend.commits`; inside a commit, the tip read by `begin` is not read again."""
+        self._read_orders()
         tip = self._tip if self._mine() else None
         if tip is not None and not changes:  # the tip read by `begin`, or its time asked
             tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
@@ -299,6 +296,7 @@ class PostgresBackend(Sequencing, Landing, SchemaUpkeep, Chained, common.SQLBack
 
     def tip(self) -> tuple[int, str] | None:
         """As `SQLBackend.tip`; inside a commit, the tip read by `begin` is not read again."""
+        self._read_orders()
         tip = self._tip if self._mine() else None
         if tip is None:
             return super().tip()

@@ -30,6 +30,10 @@ from memcommit.store.backends.postgres_errors import lost, mapped, translated
 
 T = TypeVar("T")
 IDLE = psycopg.pq.TransactionStatus.IDLE
+#: How a writer's transaction starts: each statement sees what is committed when it runs,
+#: so what it reads after the lock is what the lock orders it after, whatever isolation
+#: the session defaults to (``default_transaction_isolation``).
+BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
 #: A transaction that writes WAL (an empty logical message) and waits for its flush, which
 #: is the flush of every commit before it in the WAL: one statement, its own transaction on
@@ -56,9 +60,6 @@ class Landing:
     #: The commit `write` queued, as a tip row but its hash: the newest commit once it lands.
     _wrote: tuple[Any, ...] = ()
     _known: tuple[Any, ...] | None
-    _order_hook: Callable[[], None] | None
-    _sequenced: dict[str, Any] | None
-    _commit_sequenced: Callable[[], None]  # `Sequencing`'s
 
     def _share_flushes(self, conn: psycopg.Connection) -> None:
         """Choose how commits wait for their flush: after the lock is gone, if allowed.
@@ -76,7 +77,7 @@ class Landing:
         unflushed = "set_config('synchronous_commit', 'off', true), " if allowed else ""
         self._ordering = f"SELECT {unflushed}{self._lock_calls}"
         tip = f"SELECT {common.names(common.COMMIT[:-1])} FROM commits ORDER BY seq DESC LIMIT 1"
-        self._begin_tip_sql = f"BEGIN; {self._ordering}; {tip}".encode()
+        self._begin_tip_sql = f"{BEGIN}; {self._ordering}; {tip}".encode()
 
     def _pooled(self, work: Callable[[psycopg.Connection], T], *, until: float = 0.0) -> T:
         """``work(conn)`` on a pooled connection, again on a fresh one if it was lost.
@@ -118,12 +119,6 @@ class Landing:
     def commit(self) -> None:
         conn = self._tx
         assert conn is not None, "commit() outside begin()"
-        if self._sequenced is not None:  # unordered: the server orders it (`Sequencing`)
-            self._commit_sequenced()
-            return
-        if conn.info.transaction_status == IDLE:  # unordered and nothing written: nothing sent
-            self._release()
-            return
         pending, self._pending = self._pending, None
         try:
             self._send(conn, commit=True)
@@ -183,21 +178,6 @@ class Landing:
 
         return self._pooled(ask, until=time.monotonic() + self.lock_timeout)
 
-    @mapped
-    def _end_session(self, session: int) -> None:
-        """End server session ``session`` (a lost connection's) and wait until it is gone."""
-        until = time.monotonic() + self.lock_timeout
-
-        def end(conn: psycopg.Connection) -> None:
-            find = "FROM pg_stat_activity WHERE pid = %s"
-            conn.execute(f"SELECT pg_terminate_backend(pid) {find}", (session,))
-            while conn.execute(f"SELECT 1 {find}", (session,)).fetchone() is not None:
-                if time.monotonic() > until:
-                    raise Unavailable(f"postgresql: session {session} would not end")
-                time.sleep(0.005)
-
-        self._pooled(end, until=until)
-
     def rollback(self) -> None:
         conn = self._tx
         if conn is None:
@@ -212,6 +192,6 @@ class Landing:
 
     def _release(self) -> None:
         conn, self._tx, self._tx_thread, self._pending = self._tx, None, None, None
-        self._tip, self._queued, self._order_hook, self._sequenced = None, [], None, None
+        self._tip, self._queued = None, []
         if conn is not None:
             self._pool.putconn(conn)  # a broken connection is discarded and replaced

@@ -23,18 +23,20 @@ import contextlib
 import functools
 import json
 import threading
+import time
 import weakref
 from collections.abc import Callable
-from typing import Any
+from datetime import datetime
+from typing import Any, ClassVar
 
 import psycopg
-from psycopg_pool import ConnectionPool
 
 from memcommit.errors import BackendError, Unavailable
 from memcommit.store.backends import seals
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
+from memcommit.store.backends.postgres_landing import BEGIN, IDLE, Landing
 from memcommit.store.backends.writes import SEAL_FIRST
 from memcommit.store.records import to_text
 
@@ -45,8 +47,8 @@ _TIP_SQL = f"SELECT {TIP} FROM commits ORDER BY seq DESC LIMIT 1"
 #: A version's digest: the SHA-256 of its template (`Rows.version_template`) completed with
 #: its commit's seq and time text (`m`, below).
 _DIGEST = (
-    "encode(sha256(convert_to(replace(replace({text}, chr(1), m.seq::text), chr(2), m.tt),"
-    " 'UTF8')), 'hex')"
+    f"encode(sha256(convert_to(replace(replace({{text}}, chr({ord(seals.SEQ_MARK)}), m.seq::text),"
+    f" chr({ord(seals.TIME_MARK)}), m.tt), 'UTF8')), 'hex')"
 )
 
 
@@ -107,7 +109,16 @@ SEQUENCE = _sequence() % {name: f"${i}" for i, (name, _) in enumerate(ARGUMENTS,
 #: The name `SEQUENCE` is prepared under, on each connection that lands an unordered commit.
 PREPARED = "memcommit_sequence"
 _CALL = f"EXECUTE {PREPARED} ({', '.join(['%s'] * len(ARGUMENTS))})"
-_PREPARE = f"PREPARE {PREPARED} ({', '.join(kind for _, kind in ARGUMENTS)}) AS {SEQUENCE}".encode()
+_PREPARE = (
+    f"PREPARE {PREPARED} ({', '.join(kind for _, kind in ARGUMENTS)}) AS {SEQUENCE};"
+    # the session, to be told from a later one of the same pid should its connection be lost
+    " SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+).encode()
+#: Where a commit whose connection was lost is looked for: at its expected seq or later,
+#: by the random part of its id (the server numbers it, the writer draws the rest).
+_LOOK_FOR = "seq >= %s AND substr(id, 13) = %s"
+#: A lost connection's server session, by its pid and start (a pid alone may be reused).
+_SESSION = "FROM pg_stat_activity WHERE pid = %s AND backend_start = %s"
 
 
 @functools.cache
@@ -118,37 +129,36 @@ def _template_shape(rows: common.Rows) -> tuple[tuple[str, ...], frozenset[str]]
     return names, frozenset(c.name for c in columns if c.codec == "time")
 
 
-class Sequencing:
+class Sequencing(Landing):
     """`Sequencer` for `PostgresBackend`: unordered commits, ordered late or by the server."""
 
     rows: common.Rows
-    lock_timeout: float
-    _lock_wait: str
-    _begin_tip_sql: bytes
+    schema: str
+    _mine: Callable[[], bool]  # `PostgresBackend`'s: the open commit is this thread's
     #: What a writer runs after BEGIN to take the lock: one statement (`Landing._share_flushes`).
     _ordering: str
-    _flush: tuple[str, ...]
-    _pool: ConnectionPool
-    _tx: psycopg.Connection | None
-    _tx_thread: int | None
-    _pending: tuple[int, str] | None
-    _tip: tuple[Any, ...] | None
-    _sealed: tuple[int, str] | None
     #: The newest commit row this process has seen (begin's tip, or its own landing); an
     #: unordered commit starts on it. (): the store had no commit; None: none seen yet.
     _known: tuple[Any, ...] | None = None
-    #: Set while the open commit is unordered: the store's function that orders it.
+    #: Set while the open commit is unordered and has asked to be told of its first read:
+    #: the store's function that orders it (`order_on_read`).
     _order_hook: Callable[[], None] | None = None
+    #: Whether the open commit is unordered (`begin_unordered`, until `order`).
+    _unordered: bool = False
     #: The unordered commit queued by `write`: its `SEQUENCE` parameters.
     _sequenced: dict[str, Any] | None = None
-    #: The connections `SEQUENCE` is prepared on (each of the pool's, once).
-    _prepared: weakref.WeakSet[psycopg.Connection]
     #: Where the last commit landed unordered went (`landed`).
     _landed_row: tuple[Any, ...] | None = None
-    # `Landing`'s
-    _release: Callable[[], None]
-    _landed_row_where: Callable[[str, tuple[Any, ...]], tuple[Any, ...] | None]
-    _end_session: Callable[[int], None]
+    #: The connections `SEQUENCE` is prepared on, each with its server session (pid, start).
+    _prepared: ClassVar[weakref.WeakKeyDictionary[psycopg.Connection, tuple[Any, ...]]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def _refused(self, exc: BaseException) -> BackendError:
+        return BackendError(
+            f"postgresql: another writer held the store {self.schema!r} for more than"
+            f" lock_timeout={self.lock_timeout}s; nothing was written"
+        )
 
     def _locked_tip(self, conn: psycopg.Connection) -> tuple[Any, ...]:
         """BEGIN, the writers' lock and the tip on ``conn``, in one round trip (() if none)."""
@@ -158,40 +168,41 @@ class Sequencing:
                 pass
             tip = cur.fetchone()
         except psycopg.errors.LockNotAvailable as exc:
-            raise BackendError(
-                f"postgresql: another writer held the store for more than"
-                f" lock_timeout={self.lock_timeout}s; nothing was written"
-            ) from exc
+            raise self._refused(exc) from exc
         self._known = tip or ()
         return self._known
 
     @mapped
-    def begin_unordered(self, order: Callable[[], None]) -> None:
-        conn = self._pool.getconn()
+    def begin_unordered(self) -> None:
         tip = self._known
         if tip is None:  # this process's first commit: the newest one, read without the lock
-            try:
-                tip = conn.execute(_TIP_SQL).fetchone()
-            except BaseException:
-                self._pool.putconn(conn)
-                raise
-        self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
-        self._tip, self._sealed, self._order_hook = tip or (), None, order
+            tip = self._pooled(lambda conn: conn.execute(_TIP_SQL).fetchone()) or ()
+        self._tx, self._tx_thread, self._pending = self._pool.getconn(), threading.get_ident(), None
+        self._tip, self._sealed, self._unordered = tip, None, True
+
+    def order_on_read(self, order: Callable[[], None]) -> None:
+        self._order_hook = order
+
+    def _read_orders(self) -> None:
+        """Before a read inside an unordered commit: order it (what it reads is then current)."""
+        if self._order_hook is not None and self._mine():
+            self._order_hook()
 
     @mapped
     def order(self) -> None:
-        conn = self._tx
-        assert conn is not None, "order() outside begin_unordered()"
-        self._order_hook = None
+        assert self._tx is not None, "order() outside begin_unordered()"
+        self._order_hook, self._unordered = None, False
         for attempt in range(self._pool.max_size + 1):
+            conn = self._tx
             try:
                 self._tip = self._locked_tip(conn)
                 return
             except psycopg.Error as exc:  # nothing was sent on it before: another will do
                 if not lost(exc, conn) or attempt == self._pool.max_size:
                     raise
+                self._tx = None
                 self._pool.putconn(conn)
-                conn = self._tx = self._pool.getconn()
+                self._tx = self._pool.getconn()
 
     def sequences(self, batch: Batch) -> bool:
         """Only new memories' first versions, at most `SEAL_FIRST`, fresh salts, nothing else."""
@@ -204,7 +215,8 @@ class Sequencing:
         )
 
     def _queue_sequenced(self, batch: Batch) -> None:
-        """`write` for an unordered commit: its statement's parameters (`SEQUENCE`)."""
+        """`write` of an unordered commit: queued whole, for `SEQUENCE` to order as it lands."""
+        assert self.sequences(batch), "an unordered commit the server cannot order"
         c = batch.commit
         changes = common.changes_text(batch)
         template = self.rows.version_template
@@ -226,6 +238,20 @@ class Sequencing:
             "changes": changes,
         }
 
+    def commit(self) -> None:
+        if self._sequenced is not None:  # unordered: the server orders it as it lands
+            self._commit_sequenced()
+            return
+        if self._tx is not None and self._tx.info.transaction_status == IDLE:
+            self._release()  # unordered and nothing written: nothing was sent
+            return
+        super().commit()
+
+    def _prepare(self, conn: psycopg.Connection) -> None:
+        cur = conn.execute(_PREPARE)
+        cur.nextset()
+        self._prepared[conn] = cur.fetchone() or ()
+
     def _send_sequenced(self, conn: psycopg.Connection) -> tuple[Any, ...]:
         """The unordered commit in one round trip: BEGIN, the lock, `SEQUENCE`, COMMIT, flush.
 
@@ -234,11 +260,10 @@ class Sequencing:
         """
         params = self._sequenced
         assert params is not None
-        text = "; ".join(("BEGIN", self._ordering, _CALL, "COMMIT", *self._flush))
+        text = "; ".join((BEGIN, self._ordering, _CALL, "COMMIT", *self._flush))
         for prepare in (conn not in self._prepared, True):
             if prepare:
-                conn.execute(_PREPARE)
-                self._prepared.add(conn)
+                self._prepare(conn)
             try:
                 with psycopg.ClientCursor(conn) as cur:
                     cur.execute(text, [params[name] for name, _ in ARGUMENTS])
@@ -257,39 +282,40 @@ class Sequencing:
         """`commit` of an unordered commit: sent whole, and known landed or not if it fails.
 
         Nothing of it depends on the connection it goes on: when that connection is
-        lost (an idle one the server ended, a network cut), its server session is
-        ended for good and the commit looked for under the lock; absent, it is sent
-        again on a fresh connection, up to ``pool_size + 1`` times, so it lands once
-        or is reported as not landed, never twice.
+        lost (an idle one the server ended, a network cut), the connection goes back
+        to the pool, its server session is ended for good and the commit is looked for
+        under the lock; absent, it is sent again on a fresh connection, up to
+        ``pool_size + 1`` times, so it lands once or is reported as not landed.
         """
-        assert self._tx is not None and self._sequenced is not None
-        guess, rand = (self._tip[0] + 1 if self._tip else 1), self._sequenced["rand"]
+        assert self._sequenced is not None
+        mark = ((self._tip[0] + 1) if self._tip else 1, self._sequenced["rand"])
         try:
             for attempt in range(self._pool.max_size + 1):
+                if self._tx is None:
+                    self._tx = self._pool.getconn()
                 conn = self._tx
-                session = conn.info.backend_pid
                 try:
                     row = self._send_sequenced(conn)
                     break
                 except psycopg.errors.LockNotAvailable as exc:
-                    raise BackendError(
-                        f"postgresql: another writer held the store for more than"
-                        f" lock_timeout={self.lock_timeout}s; nothing was written"
-                    ) from exc
+                    raise self._refused(exc) from exc
                 except psycopg.Error as exc:
-                    last = attempt == self._pool.max_size
-                    found = self._after_failure(exc, (guess, rand), session, last=last)
+                    session = self._prepared.get(conn)  # None: nothing of it was sent
+                    if isinstance(translated(exc), Unavailable):
+                        self._tx = None
+                        self._pool.putconn(conn)  # broken: the pool replaces it
+                    found = self._after_failure(
+                        exc, mark, session, last=attempt == self._pool.max_size
+                    )
                     if found is not None:
                         row = found
                         break
-                    self._pool.putconn(conn)  # broken: the pool replaces it
-                    self._tx = self._pool.getconn()
         finally:
             self._release()
         self._landed_row = self._known = row
 
     def _after_failure(
-        self, exc: psycopg.Error, mark: tuple[int, str], session: int, *, last: bool
+        self, exc: psycopg.Error, mark: tuple[int, str], session: Any, *, last: bool
     ) -> tuple[Any, ...] | None:
         """The commit's row if it landed all the same; None if it did not and may be sent
         again (its connection was lost); else raise.
@@ -300,17 +326,18 @@ class Sequencing:
         """
         error = translated(exc)
         gone = isinstance(error, Unavailable)
-        if not gone and self._tx is not None and not self._tx.closed:
+        if not gone and self._tx is not None:
             with contextlib.suppress(psycopg.Error):  # before asking: the lock it may hold
                 self._tx.execute("ROLLBACK")
         try:
-            if gone:
+            if gone and session:
                 self._end_session(session)
-            found = self._landed_row_where("seq >= %s AND substr(id, 13) = %s", mark)
+            found = self._landed_row_where(_LOOK_FOR, mark)
         except Unavailable:
             raise Unavailable(
                 "postgresql: connection lost while committing; whether it landed is unknown"
-                f" until the server is reachable again: look for it with store.log() ({exc})"
+                " until the server is reachable again: look for a commit whose id ends in"
+                f" {mark[1]} with store.log() ({exc})"
             ) from exc
         if found is not None or (gone and not last):
             return found
@@ -320,8 +347,26 @@ class Sequencing:
             ) from exc
         raise error from exc
 
-    def landed(self) -> dict[str, Any]:
+    @mapped
+    def _end_session(self, session: tuple[Any, ...]) -> None:
+        """End server session ``session`` (a lost connection's) and wait until it is gone."""
+        until = time.monotonic() + self.lock_timeout
+
+        def end(conn: psycopg.Connection) -> None:
+            conn.execute(f"SELECT pg_terminate_backend(pid) {_SESSION}", session)
+            while conn.execute(f"SELECT 1 {_SESSION}", session).fetchone() is not None:
+                if time.monotonic() > until:
+                    raise Unavailable(f"postgresql: session {session[0]} would not end")
+                time.sleep(0.005)
+
+        self._pooled(end, until=until)
+
+    def landed(self) -> tuple[int, str, str | None, datetime]:
         row = self._landed_row
         assert row is not None, "landed() before an unordered commit landed"
-        seq, commit_id, parent, time = row[:4]
-        return {"seq": seq, "id": commit_id, "parent": parent, "time": time}
+        seq, commit_id, parent, when = row[:4]
+        return seq, commit_id, parent, when
+
+    def _release(self) -> None:
+        self._order_hook, self._unordered, self._sequenced = None, False, None
+        super()._release()

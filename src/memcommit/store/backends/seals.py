@@ -91,12 +91,15 @@ _STAMPS = ("created_at", "updated_at")
 #: ASCII-only encoding never writes raw (it escapes them), so nothing else matches them.
 SEQ_MARK = "\x01"
 TIME_MARK = "\x02"
-#: The fields of a new memory's first version that are its commit's, as marked in a template.
+#: The fields of a new memory's first version that are its commit's, as a template marks
+#: them: f-string parts writing the marks (escaped for the f-string's source).
+_SEQ_PART = SEQ_MARK.encode("unicode_escape").decode()
+_TIME_PART = '"' + TIME_MARK.encode("unicode_escape").decode() + '"'
 _MARKS = {
-    "created_commit": "\\x01",
-    "updated_commit": "\\x01",
-    "created_at": '"\\x02"',
-    "updated_at": '"\\x02"',
+    "created_commit": _SEQ_PART,
+    "updated_commit": _SEQ_PART,
+    "created_at": _TIME_PART,
+    "updated_at": _TIME_PART,
 }
 #: Those fields, in column order.
 COMMIT_FIELDS = tuple(_MARKS)
