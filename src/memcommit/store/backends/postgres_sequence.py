@@ -154,7 +154,8 @@ class Sequencing(Landing):
         weakref.WeakKeyDictionary()
     )
 
-    def _refused(self, exc: BaseException) -> BackendError:
+    def _refused(self) -> BackendError:
+        """What a writer is told when another held the lock past ``lock_timeout``."""
         return BackendError(
             f"postgresql: another writer held the store {self.schema!r} for more than"
             f" lock_timeout={self.lock_timeout}s; nothing was written"
@@ -168,7 +169,7 @@ class Sequencing(Landing):
                 pass
             tip = cur.fetchone()
         except psycopg.errors.LockNotAvailable as exc:
-            raise self._refused(exc) from exc
+            raise self._refused() from exc
         self._known = tip or ()
         return self._known
 
@@ -298,12 +299,14 @@ class Sequencing(Landing):
                     row = self._send_sequenced(conn)
                     break
                 except psycopg.errors.LockNotAvailable as exc:
-                    raise self._refused(exc) from exc
+                    raise self._refused() from exc
                 except psycopg.Error as exc:
                     session = self._prepared.get(conn)  # None: nothing of it was sent
-                    if isinstance(translated(exc), Unavailable):
-                        self._tx = None
-                        self._pool.putconn(conn)  # broken: the pool replaces it
+                    self._tx = None  # back to the pool before asking (a pool of one)
+                    if not conn.closed:
+                        with contextlib.suppress(psycopg.Error):
+                            conn.execute("ROLLBACK")
+                    self._pool.putconn(conn)  # a broken one is replaced
                     found = self._after_failure(
                         exc, mark, session, last=attempt == self._pool.max_size
                     )
@@ -326,9 +329,6 @@ class Sequencing(Landing):
         """
         error = translated(exc)
         gone = isinstance(error, Unavailable)
-        if not gone and self._tx is not None:
-            with contextlib.suppress(psycopg.Error):  # before asking: the lock it may hold
-                self._tx.execute("ROLLBACK")
         try:
             if gone and session:
                 self._end_session(session)
