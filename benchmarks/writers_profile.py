@@ -1,19 +1,19 @@
-"""Where one PostgreSQL commit spends the time it holds the store's lock, one writer alone.
+"""Where one PostgreSQL commit's time goes, one writer alone, beside plain psycopg.
 
-    python benchmarks/writers_profile.py                 # 1,500 single-memory commits
-    python benchmarks/writers_profile.py --commits 300
+    python benchmarks/writers_profile.py                 # 3,000 single-memory commits
+    python benchmarks/writers_profile.py --commits 1000
 
-The ceiling of many writers on one store is the time each commit holds the
-store's advisory lock (docs/postgres.md, "Many writers"). This measures its parts
-for the commit `writers_bench.py` times (``with view.commit() as tx: tx.add(...)``):
-timers around `PostgresBackend.begin` (the first round trip: lock and tip),
-`Transaction.add`, `PostgresBackend.write` (rows, digests, the commit's hash) and
-the COMMIT's send, and on the server the time from the lock granted to the COMMIT
-done (``clock_timestamp()`` stamped after the lock, read back right after the
-COMMIT in the same pipeline: the stamp and the read add a little). The timers
-wrap the backend's methods in this process only; the commits and their checks are
-the store's own, and ``store.verify()`` must hold at the end. Medians and 10th/90th
-percentiles in microseconds.
+Many writers on one store add up as far as two things allow: the time each commit
+holds the store's lock, and the CPU each commit costs the two sides on a machine
+they share (docs/postgres.md, "Many writers"). For the commit `writers_bench.py`
+times (``with view.commit() as tx: tx.add(text, key=...)``, ordered by the server
+as it lands) this prints, per commit: the time the caller waits, the writer's own
+CPU (``time.process_time``), the server's CPU (every PostgreSQL process of this
+host, from ``/proc``: the server must run here) and the time the server holds the
+lock (``clock_timestamp()`` stamped as the lock is granted and again after the
+COMMIT, in the commit's own round trip, into a temporary table read at the end); and
+the same for plain psycopg's ``BEGIN; INSERT; COMMIT`` into a table made ``LIKE
+versions INCLUDING ALL``. ``store.verify()`` must hold at the end.
 """
 
 from __future__ import annotations
@@ -24,90 +24,108 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
 import memcommit
-from memcommit.store.backends import postgres_landing
-from memcommit.store.backends.postgres import PostgresBackend
-from memcommit.store.transaction import Transaction
+from memcommit import upkeep
 
 TEXT = "the deploy of service 0 finished; note {i} for the on-call owner"
-_STAMP = "SELECT set_config('memcommit_profile.locked', clock_timestamp()::text, false)"
+_LOCKED = "set_config('memcommit_profile.locked', clock_timestamp()::text, false)"
 _HELD = (
-    "SELECT extract(epoch FROM clock_timestamp()"
+    "INSERT INTO memcommit_profile_held SELECT extract(epoch FROM clock_timestamp()"
     " - current_setting('memcommit_profile.locked')::timestamptz)"
 )
-
-
-def _timed(cls: type, name: str, marks: dict[str, float]) -> None:
-    """Wrap ``cls.name`` so each call stamps ``marks[name + "0"]`` and ``marks[name + "1"]``."""
-    inner = getattr(cls, name)
-
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        marks[name + "0"] = time.perf_counter()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            marks[name + "1"] = time.perf_counter()
-
-    setattr(cls, name, timed)
-
-
-def _instrument(marks: dict[str, float], held: list[float]) -> None:
-    """The timers, and the server's stamp of the lock granted and of the COMMIT done."""
-    for cls, name in ((PostgresBackend, "begin"), (Transaction, "add"), (PostgresBackend, "write")):
-        _timed(cls, name, marks)
-    share: Callable[..., None] = postgres_landing.Landing._share_flushes
-
-    def stamped_share(self: Any, conn: psycopg.Connection) -> None:
-        share(self, conn)
-        text = self._begin_tip_sql.decode()
-        tip = text.index("; SELECT ", text.index("pg_advisory_xact_lock"))
-        self._begin_tip_sql = f"{text[:tip]}; {_STAMP}{text[tip:]}".encode()
-
-    def stamped_send(self: Any, conn: psycopg.Connection, *, commit: bool = False) -> None:
-        if not commit:
-            return send(self, conn)
-        marks["send0"] = time.perf_counter()
-        queued, self._queued = self._queued, []
-        with conn.pipeline() as pipeline, conn.cursor() as cur, conn.cursor() as stamp:
-            for w in queued:  # as `Landing._send`
-                for text, rows in ((w.commit[0], [w.commit[1]]), w.versions, *w.updates):
-                    for row in rows:
-                        cur.execute(text, row)
-            cur.execute("COMMIT")
-            marks["commit_sent"] = time.perf_counter()
-            stamp.execute(_HELD)
-            for text in self._flush:
-                cur.execute(text)
-            pipeline.sync()
-            (seconds,) = stamp.fetchone() or (0,)
-        held.append(float(seconds))
-        marks["send1"] = time.perf_counter()
-
-    send = postgres_landing.Landing._send
-    postgres_landing.Landing._share_flushes = stamped_share  # type: ignore[method-assign]
-    postgres_landing.Landing._send = stamped_send  # type: ignore[method-assign]
-
-
-#: (what, from mark, to mark) of each client span reported.
-SPANS = (
-    ("first round trip (lock, tip)", "begin0", "begin1"),
-    ("tip -> tx.add called", "begin1", "add0"),
-    ("tx.add", "add0", "add1"),
-    ("block end -> write (batch)", "add1", "write0"),
-    ("write (rows, digests, hash)", "write0", "write1"),
-    ("write -> COMMIT sent (psycopg)", "write1", "commit_sent"),
-    ("tip -> COMMIT sent", "begin1", "commit_sent"),
-    ("COMMIT sent -> flush answered", "commit_sent", "send1"),
+_RAW = (
+    "INSERT INTO {table} (id, content, kind, scope, tenant, mkey, importance, tags, always,"
+    " metadata, status, tier, version, created_at, created_commit, updated_at, seq) VALUES"
+    " (%s, %s, 'fact', 'shared', 't0', %s, 0.5, '[]', false, '{{}}', 'active', 'short', 1,"
+    " now(), %s, now(), %s)"
 )
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu() -> float:
+    """Seconds of CPU every PostgreSQL process on this host has used."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, _, rest = text.partition(") ")
+        if name.endswith("(postgres"):
+            fields = rest.split()
+            total += int(fields[11]) + int(fields[12])
+    return total / _TICK
+
+
+def _timed(fn: Callable[..., Any], spent: list[float]) -> Callable[..., Any]:
+    """``fn``, adding the CPU each call takes to ``spent[0]``."""
+
+    def timed(*args: Any) -> Any:
+        began = time.process_time()
+        try:
+            return fn(*args)
+        finally:
+            spent[0] += time.process_time() - began
+
+    return timed
+
+
+#: The writer's CPU in recall's upkeep (a tenant's snapshot written every 1,000 memories).
+kept = [0.0]
+
+
+def memcommit_commits(url: str, n: int) -> tuple[list[float], float, float, list[float]]:
+    """(waits, writer CPU, server CPU) of ``n`` commits through the public API, and the
+    lock held for each (stamped in the commit's own round trip, into a temporary table)."""
+    with memcommit.open(url, pool_size=1) as store:
+        backend = store._core.backend
+        with backend._pool.connection() as conn:  # type: ignore[attr-defined]
+            conn.execute("CREATE TEMPORARY TABLE memcommit_profile_held (held float8)")
+        backend._ordering += f", {_LOCKED}"  # type: ignore[attr-defined]
+        backend._flush = (_HELD, *backend._flush)  # type: ignore[attr-defined]
+        view = store.tenant("t0")
+        waits = []
+        upkeep.after_commit = _timed(upkeep.after_commit, kept)
+        for i in range(n + 50):  # the first 50 warm the connection and the plans up
+            if i == 50:
+                cpu, server = time.process_time(), server_cpu()
+            began = time.perf_counter()
+            with view.commit(message=f"w0-{i}") as tx:
+                tx.add(TEXT.format(i=i), key=f"w0-{i}")
+            waits.append(time.perf_counter() - began)
+            if i == 49:
+                kept[0] = 0.0
+        cpu, server = time.process_time() - cpu, server_cpu() - server
+        with backend._pool.connection() as conn:  # type: ignore[attr-defined]
+            held = [h for (h,) in conn.execute("SELECT held FROM memcommit_profile_held")]
+        report = store.verify()
+        if report.problems:
+            raise SystemExit(f"verify failed: {report.problems[0]}")
+    return waits[50:], cpu, server, held[50:]
+
+
+def raw_commits(base: str, table: str, n: int) -> tuple[list[float], float, float]:
+    """(waits, client CPU, server CPU) of ``n`` single-row transactions with plain psycopg."""
+    waits = []
+    with psycopg.connect(base, autocommit=True) as conn:
+        for i in range(n + 50):
+            if i == 50:
+                cpu, server = time.process_time(), server_cpu()
+            began = time.perf_counter()
+            with conn.transaction():
+                conn.execute(_RAW.format(table=table), (f"{i:032d}", TEXT.format(i=i), i, i, i))
+            waits.append(time.perf_counter() - began)
+    return waits[50:], time.process_time() - cpu, server_cpu() - server
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--commits", type=int, default=1500)
+    parser.add_argument("--commits", type=int, default=3000)
     parser.add_argument(
         "--postgres",
         default=os.environ.get(
@@ -115,39 +133,26 @@ def main() -> None:
         ),
     )
     args = parser.parse_args()
-    marks: dict[str, float] = {}
-    held: list[float] = []
-    spans: dict[str, list[float]] = {what: [] for what, _, _ in SPANS}
-    totals: list[float] = []
-    _instrument(marks, held)
-    schema = f"wprofile_{uuid.uuid4().hex[:12]}"
+    n, schema = args.commits, f"wprofile_{uuid.uuid4().hex[:12]}"
     try:
-        with memcommit.open(f"{args.postgres}?schema={schema}") as store:
-            view = store.tenant("t0")
-            for i in range(args.commits + 50):  # the first 50 warm the connections up
-                marks.clear()
-                began = time.perf_counter()
-                with view.commit(message=f"w0-{i}") as tx:
-                    tx.add(TEXT.format(i=i), key=f"w0-{i}")
-                if i >= 50:
-                    totals.append(time.perf_counter() - began)
-                    for what, start, end in SPANS:
-                        spans[what].append(marks[end] - marks[start])
-            report = store.verify()
-            if report.problems:
-                raise SystemExit(f"verify failed: {report.problems[0]}")
+        waits, cpu, server, held = memcommit_commits(f"{args.postgres}?schema={schema}", n)
+        with psycopg.connect(args.postgres, autocommit=True) as conn:
+            conn.execute(f'CREATE TABLE "{schema}".raw (LIKE "{schema}".versions INCLUDING ALL)')
+        raw_waits, raw_cpu, raw_server = raw_commits(args.postgres, f'"{schema}".raw', n)
     finally:
         with psycopg.connect(args.postgres, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    rows = [*spans.items(), ("server: lock granted -> COMMIT done", held[50:])]
-    rows.append(("the whole commit, as the caller sees it", totals))
-    print(f"{args.commits} single-memory commits, one writer; microseconds\n")
-    print(f"{'':<42} {'median':>8} {'p10':>8} {'p90':>8}")
-    for what, values in rows:
-        ordered = sorted(values)
-        p10, p90 = ordered[len(ordered) // 10], ordered[len(ordered) * 9 // 10]
-        median = statistics.median(ordered)
-        print(f"{what:<42} {median * 1e6:>8.1f} {p10 * 1e6:>8.1f} {p90 * 1e6:>8.1f}")
+    print(f"{n} single-memory commits, one writer; microseconds a commit\n")
+    print(f"{'':<36} {'memcommit':>10} {'psycopg':>10}")
+    rows = (
+        ("the caller waits (median)", statistics.median(waits), statistics.median(raw_waits)),
+        ("the writer's CPU (mean)", cpu / n, raw_cpu / n),
+        ("  of which recall's upkeep", kept[0] / n, 0.0),
+        ("the server's CPU (mean)", server / n, raw_server / n),
+        ("the server holds the lock (median)", statistics.median(held), 0.0),
+    )
+    for what, ours, theirs in rows:
+        print(f"{what:<36} {ours * 1e6:>10.0f} {theirs * 1e6:>10.0f}")
 
 
 if __name__ == "__main__":

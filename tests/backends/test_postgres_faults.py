@@ -61,6 +61,20 @@ def readable(store) -> bool:
     return True
 
 
+@pytest.fixture(params=["ordered", "unordered"])
+def ordered(request) -> bool:
+    """Whether a test's commit is ordered in its block (it asks for its seq: the writers'
+    lock and a transaction open from the start) or only adds (ordered as it lands)."""
+    return request.param == "ordered"
+
+
+def assert_landed_once(store, message: str, content: str) -> None:
+    """An unordered commit whose connection was lost was looked for, sent again, landed once."""
+    assert [c.message for c in store.log()] == [message, "before"]
+    assert sorted(m.content for m in store.find()) == sorted(["already there", content])
+    assert store.check().ok and store.verify().ok
+
+
 def assert_absent_and_recovered(store, before: int) -> None:
     assert [c.message for c in store.log()] == ["before"] * before
     assert [m.content for m in store.find()] == ["already there"]
@@ -70,22 +84,32 @@ def assert_absent_and_recovered(store, before: int) -> None:
     assert store.check().ok
 
 
-def test_connection_dropped_while_building_the_commit(victim, admin):
+def test_connection_dropped_while_building_the_commit(victim, admin, ordered):
     store, name, _ = victim
+    if not ordered:  # its connection is idle until it lands: lost, then a fresh one
+        with store.commit(message="built") as tx:
+            tx.add("lands on a fresh connection")
+            assert terminate(admin, name, state="idle") >= 1
+        assert tx.result is not None and tx.result.seq == 2
+        assert_landed_once(store, "built", "lands on a fresh connection")
+        return
     with pytest.raises(Unavailable, match="did not land") as err, store.commit() as tx:
+        assert tx.pending.seq == 2
         tx.add("never lands")
         assert terminate(admin, name, state="idle in transaction") == 1
     assert "connection lost while committing commit 2" in str(err.value)
     assert_absent_and_recovered(store, 1)
 
 
-def test_connection_dropped_while_writing_rows(victim, admin, postgres_server):
+def test_connection_dropped_while_writing_rows(victim, admin, postgres_server, ordered):
     store, name, schema = victim
     outcome: list[BaseException | None] = []
 
     def commit() -> None:
         try:
             with store.commit(message="blocked") as tx:
+                if ordered:
+                    assert tx.pending.seq == 2
                 tx.add("never lands")
             outcome.append(None)
         except BaseException as exc:
@@ -102,12 +126,16 @@ def test_connection_dropped_while_writing_rows(victim, admin, postgres_server):
             "the commit to block on its INSERT",
         )
     writer.join(30)
+    if not ordered:  # its session ended before it landed, so it was sent again
+        assert outcome == [None]
+        assert_landed_once(store, "blocked", "never lands")
+        return
     assert isinstance(outcome[0], Unavailable), outcome
     assert "did not land" in str(outcome[0])
     assert_absent_and_recovered(store, 1)
 
 
-def test_connection_dropped_during_the_server_commit(victim, admin):
+def test_connection_dropped_during_the_server_commit(victim, admin, ordered):
     """A deferred trigger makes the server's COMMIT wait on a lock the admin holds."""
     store, name, schema = victim
     admin.execute(
@@ -124,6 +152,8 @@ def test_connection_dropped_during_the_server_commit(victim, admin):
     def commit() -> None:
         try:
             with store.commit(message="at commit") as tx:
+                if ordered:
+                    assert tx.pending.seq == 2
                 tx.add("never lands")
             outcome.append(None)
         except BaseException as exc:
@@ -140,6 +170,10 @@ def test_connection_dropped_during_the_server_commit(victim, admin):
         admin.execute("SELECT pg_advisory_unlock(4242)")
     writer.join(30)
     admin.execute(f'DROP TRIGGER hold ON "{schema}".commits')
+    if not ordered:  # its session ended before its COMMIT was done, so it was sent again
+        assert outcome == [None]
+        assert_landed_once(store, "at commit", "never lands")
+        return
     assert isinstance(outcome[0], Unavailable), outcome
     assert "while committing commit 2; it did not land" in str(outcome[0])
     assert_absent_and_recovered(store, 1)
@@ -196,3 +230,18 @@ def test_writer_waits_at_most_lock_timeout(pg_url, admin):
         with store.commit() as tx:  # the lock is free again
             tx.add("now it lands")
         assert [c.seq for c in store.log()] == [1]
+
+
+def test_an_unordered_commit_outlives_its_dead_connection_with_a_pool_of_one(pg_url, admin):
+    """The connection it was sent on goes back to the pool before the commit is looked
+    for, so even a pool of one has a connection to ask with, and to send it again on."""
+    name = f"victim-{uuid.uuid4().hex[:8]}"
+    with memcommit.open(pg_url(application_name=name), pool_size=1) as store:
+        with store.commit(message="before") as tx:
+            tx.add("already there")
+        assert terminate(admin, name, state="idle") == 1
+        with store.commit(message="after") as tx:
+            tx.add("lands on a fresh connection")
+        assert tx.result is not None and tx.result.seq == 2
+        assert [c.message for c in store.log()] == ["after", "before"]
+        assert store.verify().ok

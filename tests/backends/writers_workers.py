@@ -31,13 +31,16 @@ def commit_outcomes(
     barrier: Any,
     acked: Any = None,
     hold: float = 0.0,
+    ordered: bool = False,
 ) -> list[Outcome]:
     """Try ``count`` single-memory commits on ``tenant``; what each one was told.
 
     ``acked`` (a shared counter), when given, counts the commits told "landed" as
     they are told, so a test that kills this process knows how many it heard of.
     ``hold`` seconds are spent inside each commit's block, as an agent's own code
-    runs between its statements, with the server's transaction open.
+    runs between its statements. ``ordered``: the block asks for its seq first, so
+    it holds the writers' lock and its transaction open throughout (else it only
+    adds, and the server orders it as it lands).
     """
     out: list[Outcome] = []
     with memcommit.open(target) as store:
@@ -47,12 +50,16 @@ def commit_outcomes(
             key = f"w{worker}-{i}"
             try:
                 with view.commit(message=key, author=f"writer-{worker}") as tx:
-                    tx.add(f"writer {worker} note {i}", key=key)
+                    if ordered:
+                        assert tx.pending.seq > 0
+                    made = tx.add(f"writer {worker} note {i}", key=key)
                     time.sleep(hold)
             except MemcommitError as exc:
                 out.append((key, told(exc), str(exc)))
                 continue
             assert tx.result is not None
+            # the memory the block was given carries the commit it landed in
+            assert (made.created_commit, made.created_at) == (tx.result.seq, tx.result.time)
             out.append((key, "landed", tx.result.seq))
             if acked is not None:
                 with acked.get_lock():

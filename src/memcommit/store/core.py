@@ -21,8 +21,9 @@ from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit, Memory
 from memcommit.store import embeddings
 from memcommit.store import validate as v
-from memcommit.store.backends.base import Backend, Batch
+from memcommit.store.backends.base import Backend, Batch, Sequencer
 from memcommit.store.ids import commit_id
+from memcommit.store.pending import Buffer
 from memcommit.store.transaction import Pending, Transaction
 
 
@@ -52,6 +53,8 @@ class Core:
         embedder: Embedder | None = None,
     ) -> None:
         self.backend = backend
+        #: The backend's ordering at landing, when it has one (`Sequencer`): PostgreSQL.
+        self._sequencer = backend if isinstance(backend, Sequencer) else None
         self.embedder = embedder
         self.clock = clock or _utc_now
         self.max_content_bytes = max_content_bytes
@@ -92,10 +95,15 @@ class Core:
             raise InvalidInput("commit", message, "a commit is already open on this store")
         with self.lock:
             self.check_open()
-            self.backend.begin()
+            # a commit at the clock's time may be ordered by the server as it lands
+            late = self._sequencer if now is None else None
+            if late is not None:
+                late.begin_unordered()
+            else:
+                self.backend.begin()
             tx = None
             try:
-                tip = self.tip()
+                tip = self.tip()  # unordered: the newest this process knows of
                 seq = (tip[0] if tip else 0) + 1
                 pending = Pending(
                     seq=seq,
@@ -106,14 +114,29 @@ class Core:
                     message=message,
                 )
                 tx = Transaction(
-                    self.backend, pending, tenant=tenant, max_content_bytes=self.max_content_bytes
+                    self.backend,
+                    pending,
+                    tenant=tenant,
+                    max_content_bytes=self.max_content_bytes,
+                    order=None if late is None else self._order,
                 )
                 self._tx, self._tx_thread = tx, threading.get_ident()
+                if late is not None:  # from here a read inside the block orders it first
+                    late.order_on_read(self._order_open)
                 yield tx
                 batch = tx.batch()
+                if late is not None and tx.unordered and not late.sequences(batch):
+                    self._order(tx)
+                    batch = tx.batch()
                 if batch.commit.changes:  # a block that changed nothing lands nothing
                     self.backend.write(batch)
                 self.backend.commit()  # state written inside the block (state_set) is kept
+                if late is not None and tx.unordered and batch.commit.changes:
+                    seq, id, parent, time = late.landed()  # where the server put it
+                    tx.ordered(
+                        dataclasses.replace(tx.draft, seq=seq, id=id, parent=parent, time=time)
+                    )
+                    batch = tx.batch()
             except BaseException:
                 self.backend.rollback()
                 raise
@@ -134,6 +157,31 @@ class Core:
             self._after(batch.commit, batch.tenants, deferred, self._embedding(batch))
         finally:
             self._written = (0, ())  # for the hooks only: a bulk commit's versions are let go
+
+    def _order_open(self) -> None:
+        """`_order` for the commit open in this thread (a read inside it asks)."""
+        if self._tx is not None and self.in_my_commit():
+            self._order(self._tx)
+
+    def _order(self, tx: Buffer) -> None:
+        """Order unordered commit ``tx`` now: the writers' lock, and the tip under it.
+
+        Commits other writers landed since its tip was read put it after them: its
+        seq, id and parent move on, and its time too if theirs is later.
+        """
+        late = self._sequencer
+        if tx is not self._tx or not tx.unordered or late is None:
+            return  # its block has ended (or another thread's is open): nothing to order
+        late.order()
+        p, tip = tx.draft, self.tip()
+        seq = (tip[0] if tip else 0) + 1
+        if seq != p.seq:
+            newest = self.time_of(tip[0]) if tip else p.time
+            parent = tip[1] if tip else None
+            p = dataclasses.replace(
+                p, seq=seq, id=commit_id(seq), parent=parent, time=max(p.time, newest)
+            )
+        tx.ordered(p)
 
     def written(self, commit: Commit) -> Sequence[Memory] | None:
         """The versions ``commit`` wrote, while its hooks run (None for any other commit)."""

@@ -27,7 +27,12 @@ from memcommit.store.records import commit as make_commit
 
 @dataclass(frozen=True)
 class Pending:
-    """The commit a transaction will land: known before any change is made."""
+    """The commit a transaction will land: its place in the store's order, and its words.
+
+    Known before any change is made, except in an unordered commit (`Buffer.pending`),
+    where the seq, id, parent and time are as this process expects them until the
+    commit is ordered.
+    """
 
     seq: int
     id: str
@@ -37,16 +42,31 @@ class Pending:
     message: str
 
 
+#: The most new memories a block makes before it is ordered: past them a bulk commit takes
+#: the writers' lock, rather than keep every memory it returned (`Buffer.ordered`).
+UNORDERED_MOST = 64
+
+
 class Buffer:
     """The state of one commit in the making, and the lookups every operation shares."""
 
     def __init__(
-        self, backend: Backend, pending: Pending, *, tenant: str | None, max_content_bytes: int
+        self,
+        backend: Backend,
+        pending: Pending,
+        *,
+        tenant: str | None,
+        max_content_bytes: int,
+        order: Callable[[Buffer], None] | None = None,
     ) -> None:
         self._only = tenant  # set for a tenant view: every read and write stays in it
         self._backend = backend
         self._limit = max_content_bytes
-        self.pending = pending
+        self._pending = pending
+        # An unordered commit (see `pending`): ``order`` takes the writers' lock, and the
+        # memories its adds returned are kept until then, to take the final seq and time.
+        self._order = order
+        self._made: list[Memory] = []
         self.result: Commit | None = None
         # Buffers hold each version's field dict (see `frozen`) and each change as a
         # tuple, not objects: atomic-valued dicts and tuples are untracked by the garbage
@@ -67,14 +87,71 @@ class Buffer:
         self.closed = False  # set when the block ends: later calls would be lost
 
     @property
+    def pending(self) -> Pending:
+        """The commit this block lands: its seq, id, parent and time.
+
+        An unordered commit (PostgreSQL, no ``now=``: `Core.transaction`) is ordered
+        by the server as it lands, after whatever other writers landed first; asking
+        for its seq or time inside the block orders it at once instead (the writers'
+        lock, as every read of the store inside the block does).
+        """
+        if self._order is not None and not self.closed:
+            self._order(self)
+        return self._pending
+
+    @pending.setter
+    def pending(self, value: Pending) -> None:
+        self._pending = value
+
+    def _order_first(self) -> None:
+        """Order the commit before it changes a memory that exists (stored, or added in
+        this block): the new version then carries the final seq from the start."""
+        if self._order is not None:
+            self._order(self)
+
+    @property
+    def unordered(self) -> bool:
+        """Whether the commit's place in the store's order is still to be given."""
+        return self._order is not None
+
+    @property
+    def draft(self) -> Pending:
+        """The commit as it stands, without ordering it (`pending` orders it)."""
+        return self._pending
+
+    def ordered(self, pending: Pending) -> None:
+        """Give the commit its place: the versions made so far take its seq and time.
+
+        Until it is ordered a block only adds (anything else asks for `pending` or
+        reads the store, which orders it first), so every version made so far is a
+        new memory's first, whose commit fields are all this commit's; the memories
+        `add` returned take them too (they are the caller's: a memory held in a set
+        or as a dict key inside an unordered block may change its hash here).
+        """
+        old, self._pending, self._order = self._pending, pending, None
+        made, self._made = self._made, []
+        if (old.seq, old.time) == (pending.seq, pending.time):
+            return
+        moved = {
+            "created_at": pending.time,
+            "created_commit": pending.seq,
+            "updated_at": pending.time,
+            "updated_commit": pending.seq,
+        }
+        for fields in self._versions:
+            fields.update(moved)
+        for m in made:
+            m.__dict__.update(moved)
+
+    @property
     def message(self) -> str:
         """The commit's message; assign ``tx.message = ...`` inside the block to change it."""
-        return self.pending.message
+        return self._pending.message
 
     @message.setter
     def message(self, value: str) -> None:
         self._check_open()
-        self.pending = replace(self.pending, message=inputs.message(value))
+        self._pending = replace(self._pending, message=inputs.message(value))
 
     def _new_memory(
         self,
@@ -98,8 +175,11 @@ class Buffer:
         trace_id: str | None = None,
         step: int | None = None,
     ) -> Memory:
-        """Version 1 of a new memory, every field checked (the arguments are the caller's)."""
-        p = self.pending
+        """Version 1 of a new memory, every field checked (the arguments are the caller's).
+
+        Made with the commit as it stands: only `add` makes one before the commit is
+        ordered (`pending`), so only its memories are kept to take the final seq.
+        """
         if valid_from is not None or valid_to is not None:
             valid_from = v.moment("valid_from", valid_from)
             valid_to = v.moment("valid_to", valid_to)
@@ -114,6 +194,7 @@ class Buffer:
                 )
             if id in self._latest or self._stored(id) is not None:
                 raise InvalidInput("id", id, "a memory with this id already exists")
+        p = self._pending  # after the read above, which orders the commit
         return memory(
             {
                 "id": id,
@@ -171,6 +252,7 @@ class Buffer:
 
     def _load(self, items: Iterable[str | Memory]) -> list[str]:
         """The ids of ``items``, each with its newest version in the buffer (see `read`)."""
+        self._order_first()
         latest = self._latest
         ids: list[str] = []
         given: dict[str, Memory] = {}
@@ -205,6 +287,7 @@ class Buffer:
 
     def _current(self, id: Any, *, writable: bool = False, field: str = "id") -> Memory:
         """The newest version of ``id`` (pending or stored); NotFound/Purged as fits."""
+        self._order_first()
         known = self._latest.get(id) if isinstance(id, str) else None
         cur = None if known is None else thawed(known)
         if cur is None:
@@ -241,11 +324,13 @@ class Buffer:
 
     def _check_open(self) -> None:
         if self.closed:
-            raise InvalidInput("tx", self.pending.id, "this commit's block has ended")
+            raise InvalidInput("tx", self._pending.id, "this commit's block has ended")
 
     def _record(self, m: Memory, op: str, detail: dict[str, Any] | None) -> None:
         self._check_open()
         fields = frozen(m)
+        if self._order is not None:  # only adds run unordered (`_order_first`)
+            self._made.append(m)
         self._latest[m.id] = fields
         self._versions.append(fields)
         self._changes.append((op, m.id, m.version, detail))
@@ -253,7 +338,7 @@ class Buffer:
 
     def batch(self) -> Batch:
         """Every row write of this commit, for `Backend.write`."""
-        p = self.pending
+        p = self._pending
         latest = self._latest
         changes = tuple(
             change(op, mid, version, detail or {}) for op, mid, version, detail in self._changes

@@ -30,12 +30,12 @@ class TraceSteps(Buffer):
         metadata: Mapping[str, Any] | None = None,
     ) -> str:
         """Start a trace; its root memory holds the task, with trace_id set and step 0."""
+        p = self.pending  # the trace row keeps its commit: ordered first
         root = self._new_memory(
             task, kind=kind, scope=scope, tenant=tenant, session=session, metadata=metadata, step=0
         )
         trace_id = root.id  # the trace is named after its root memory
         root = memory({**fields_of(root), "trace_id": trace_id})
-        p = self.pending
         self._traces[trace_id] = TraceRow(
             id=trace_id,
             tenant=root.tenant,

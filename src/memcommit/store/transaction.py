@@ -1,7 +1,8 @@
 """One commit in the making: every change is checked when called, written when the block ends.
 
-The transaction holds the writers' lock from the start, so what it reads is
-what it will write over, the sequence number is known up front, and new versions
+The transaction holds the writers' lock from its first read (on SQLite, from the
+start; on PostgreSQL a block that only adds is ordered by the server as it lands:
+`Buffer.pending`), so what it reads is what it will write over, and new versions
 are buffered and written in one batch (fast for bulk adds).
 """
 
@@ -15,7 +16,7 @@ from memcommit.errors import Conflict, InvalidInput, NotFound
 from memcommit.model import Memory
 from memcommit.store import validate as v
 from memcommit.store.backends.base import MemoryQuery
-from memcommit.store.pending import Pending
+from memcommit.store.pending import UNORDERED_MOST, Pending
 from memcommit.store.provenance import derived
 from memcommit.store.tier_moves import TierMoves
 from memcommit.store.trace_steps import TRACE_ENDINGS, TraceSteps
@@ -50,6 +51,8 @@ class Transaction(TierMoves, TraceSteps):
         tier: str = "short",
     ) -> Memory:
         """Add a new memory (version 1) and return it; ``tenant`` defaults to "default"."""
+        if self.unordered and len(self._versions) >= UNORDERED_MOST:
+            self._order_first()  # a bulk commit: ordered rather than keep every memory
         m = self._new_memory(
             content,
             kind=kind,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from memcommit.model import Commit, Memory, Usage
 from memcommit.store.backends.problems import Walk
@@ -94,6 +94,34 @@ class Batch:
         """The tenants of the memories this batch purges (what `Backend.scrub` cleans)."""
         changes = self.commit.changes
         return {t for c, t in zip(changes, self.tenants, strict=True) if c.op == "purge" and t}
+
+
+@runtime_checkable
+class Sequencer(Protocol):
+    """A backend that can order a commit as it lands, so writers wait for its server only.
+
+    `begin_unordered` opens a commit without the writers' lock, on the newest commit
+    this process knows; once the store has made its plans from that, `order_on_read`
+    gives the function that orders it, which the backend calls before any read the
+    block makes. `order` takes the lock and reads the tip under it. A block that stays
+    unordered and only adds (`sequences`) is sent whole and ordered by the server
+    under the lock: `landed` then says where it went.
+    """
+
+    def begin_unordered(self) -> None:
+        """Open a commit on the newest commit this process knows, without the lock."""
+
+    def order_on_read(self, order: Callable[[], None]) -> None:
+        """Call ``order`` before the open commit's first read of the store."""
+
+    def order(self) -> None:
+        """Take the writers' lock for the open commit; `Backend.tip` then reads under it."""
+
+    def sequences(self, batch: Batch) -> bool:
+        """Whether the server can order ``batch`` itself (else the store calls `order` first)."""
+
+    def landed(self) -> tuple[int, str, str | None, datetime]:
+        """Where the commit just landed unordered went: its seq, id, parent and time."""
 
 
 class Backend(Protocol):

@@ -30,15 +30,16 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memcommit.errors import BackendError, InvalidInput, Unavailable
+from memcommit.errors import InvalidInput, Unavailable
 from memcommit.model import Commit
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch, user_cache
 from memcommit.store.backends.chain import Chained
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
-from memcommit.store.backends.postgres_landing import Landing
+from memcommit.store.backends.postgres_landing import BEGIN
 from memcommit.store.backends.postgres_schema import LEDGER, SchemaUpkeep
+from memcommit.store.backends.postgres_sequence import Sequencing
 from memcommit.store.backends.postgres_url import DEFAULT_SCHEMA, shown, split_target
 from memcommit.store.validate import flag
 
@@ -76,7 +77,7 @@ CHECKS = common.invariants(
 )
 
 
-class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
+class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
     """Commits and memory versions in one schema of a PostgreSQL database."""
 
     dialect = POSTGRES
@@ -122,7 +123,12 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         self._lock_wait = (
             f"SET LOCAL lock_timeout = '{max(1, round(lock_timeout * 1000))}ms'; {self._lock_sql}"
         )
-        self._begin_sql = f"BEGIN; {self._lock_wait}".encode()
+        # the same as one statement's calls, taken in order (a pipeline runs one per call)
+        self._lock_calls = (
+            f"set_config('lock_timeout', '{max(1, round(lock_timeout * 1000))}ms', true),"
+            f" {self._lock_sql.removeprefix('SELECT ')}"
+        )
+        self._begin_sql = f"{BEGIN}; {self._lock_wait}".encode()
         flag("read_only", read_only)
         # read_only: every transaction of every connection is refused writes by the server
         setup = "SET search_path TO {}; SET TIME ZONE 'UTC'"
@@ -175,6 +181,7 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         backend): the pool drops it and the read is tried again on a fresh one.
         """
         if self._mine():
+            self._read_orders()  # an unordered commit is ordered before it reads
             assert self._tx is not None
             self._send(self._tx)  # the transaction reads what it wrote
             return work(self._tx)
@@ -187,23 +194,17 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         for attempt in range(self._pool.max_size + 1):
             conn = self._pool.getconn()
             try:
-                cur = conn.execute(self._begin_tip_sql)
-                while cur.nextset():  # the last result is the tip
-                    pass
-                tip = cur.fetchone()
-            except psycopg.errors.LockNotAvailable as exc:
-                self._pool.putconn(conn)
-                raise BackendError(
-                    f"postgresql: another writer held the store {self.schema!r} for more than"
-                    f" lock_timeout={self.lock_timeout}s; nothing was written"
-                ) from exc
+                tip = self._locked_tip(conn)
             except psycopg.Error as exc:
                 self._pool.putconn(conn)
                 if not lost(exc, conn) or attempt == self._pool.max_size:
                     raise
                 continue
+            except BaseException:
+                self._pool.putconn(conn)
+                raise
             self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
-            self._tip, self._sealed = tip or (), None
+            self._tip, self._sealed = tip, None
             return
 
     @mapped
@@ -227,6 +228,10 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         conn = self._tx
         assert conn is not None, "write() outside begin()"
         c = batch.commit
+        if self._unordered:  # the server orders it as it lands
+            self._queue_sequenced(batch)
+            return
+        self._wrote = (c.seq, c.id, c.parent, c.time, c.author, c.message)
         w = self._writes(batch)  # reads (sending what is queued) only for a purge
         self._pending, self._tip = (c.seq, c.id), None
         if len(batch.versions) <= _COPY_FROM:  # its rows are made: the hash is known
@@ -274,6 +279,7 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
         changes: bool = True,
     ) -> list[tuple[Commit, list[str | None]]]:
         """As `SQLBackend.commits`; inside a commit, the tip read by `begin` is not read again."""
+        self._read_orders()
         tip = self._tip if self._mine() else None
         if tip is not None and not changes:  # the tip read by `begin`, or its time asked
             tip_only = seqs is None and not after and upto is None and newest_first and limit == 1
@@ -290,6 +296,7 @@ class PostgresBackend(Landing, SchemaUpkeep, Chained, common.SQLBackend):
 
     def tip(self) -> tuple[int, str] | None:
         """As `SQLBackend.tip`; inside a commit, the tip read by `begin` is not read again."""
+        self._read_orders()
         tip = self._tip if self._mine() else None
         if tip is None:
             return super().tip()

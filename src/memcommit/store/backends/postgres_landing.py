@@ -29,10 +29,16 @@ from memcommit.store.backends import sql as common
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
 
 T = TypeVar("T")
+IDLE = psycopg.pq.TransactionStatus.IDLE
+#: How a writer's transaction starts: each statement sees what is committed when it runs,
+#: so what it reads after the lock is what the lock orders it after, whatever isolation
+#: the session defaults to (``default_transaction_isolation``).
+BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
 #: A transaction that writes WAL (an empty logical message) and waits for its flush, which
-#: is the flush of every commit before it in the WAL.
-FLUSH = ("BEGIN", "SELECT pg_logical_emit_message(true, 'memcommit', '')", "COMMIT")
+#: is the flush of every commit before it in the WAL: one statement, its own transaction on
+#: an autocommit connection or after COMMIT in a pipeline (committed at the pipeline's sync).
+FLUSH = ("SELECT pg_logical_emit_message(true, 'memcommit', '')",)
 
 
 class Landing:
@@ -41,6 +47,8 @@ class Landing:
     lock_timeout: float
     #: ``SET LOCAL lock_timeout ...; <the advisory lock>``: what a writer runs first.
     _lock_wait: str
+    #: `_lock_wait` as the calls of one SELECT: set_config of lock_timeout, then the lock.
+    _lock_calls: str
     _begin_sql: bytes
     _pool: ConnectionPool
     _tx: psycopg.Connection | None
@@ -48,6 +56,10 @@ class Landing:
     _pending: tuple[int, str] | None  # (seq, id) of the commit written in the open tx
     _tip: tuple[Any, ...] | None
     _queued: list[common.Writes]
+    _sealed: tuple[int, str] | None
+    #: The commit `write` queued, as a tip row but its hash: the newest commit once it lands.
+    _wrote: tuple[Any, ...] = ()
+    _known: tuple[Any, ...] | None
 
     def _share_flushes(self, conn: psycopg.Connection) -> None:
         """Choose how commits wait for their flush: after the lock is gone, if allowed.
@@ -62,11 +74,10 @@ class Landing:
             " 'EXECUTE')"
         ).fetchone() or (False,)
         self._flush: tuple[str, ...] = FLUSH if allowed else ()
-        self._begin_tip_sql = (
-            f"BEGIN; {'SET LOCAL synchronous_commit = off; ' if allowed else ''}"
-            f"{self._lock_wait}; SELECT {common.names(common.COMMIT[:-1])}"
-            " FROM commits ORDER BY seq DESC LIMIT 1"
-        ).encode()
+        unflushed = "set_config('synchronous_commit', 'off', true), " if allowed else ""
+        self._ordering = f"SELECT {unflushed}{self._lock_calls}"
+        tip = f"SELECT {common.names(common.COMMIT[:-1])} FROM commits ORDER BY seq DESC LIMIT 1"
+        self._begin_tip_sql = f"{BEGIN}; {self._ordering}; {tip}".encode()
 
     def _pooled(self, work: Callable[[psycopg.Connection], T], *, until: float = 0.0) -> T:
         """``work(conn)`` on a pooled connection, again on a fresh one if it was lost.
@@ -111,6 +122,8 @@ class Landing:
         pending, self._pending = self._pending, None
         try:
             self._send(conn, commit=True)
+            if pending is not None and self._sealed is not None:
+                self._known = (*self._wrote, self._sealed[1])
         except psycopg.Error as exc:
             error = translated(exc)
             if pending is None:
@@ -136,28 +149,32 @@ class Landing:
         finally:
             self._release()
 
-    @mapped
     def _landed(self, seq: int, commit_id: str) -> bool:
-        """Whether commit ``seq`` is stored, asked once the lost transaction has surely ended.
+        """Whether commit ``seq`` is stored, asked once the lost transaction has surely ended."""
+        return self._landed_row_where("seq = %s AND id = %s", (seq, commit_id)) is not None
 
-        Its advisory lock is held until the server has finished it either way, so
-        taking the lock first makes the answer final; a commit found is made durable
-        (`_flush`) before the answer is given, as its own flush may not have run.
-        A connection lost while asking is replaced, for as long as a writer would
-        wait for the lock: only a server that takes no connection leaves it unknown.
+    @mapped
+    def _landed_row_where(self, where: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The tip-shaped row of the commit ``where`` finds, asked under the writers' lock.
+
+        A lost transaction's advisory lock is held until the server has finished it
+        either way, so taking the lock first makes the answer final; a commit found is
+        made durable (`_flush`) before the answer is given, as its own flush may not
+        have run. A connection lost while asking is replaced, for as long as a writer
+        would wait for the lock: only a server that takes no connection leaves it unknown.
         """
 
-        def ask(conn: psycopg.Connection) -> bool:
+        def ask(conn: psycopg.Connection) -> tuple[Any, ...] | None:
             conn.execute(self._begin_sql)
             row = conn.execute(
-                "SELECT 1 FROM commits WHERE seq = %s AND id = %s", (seq, commit_id)
+                f"SELECT {common.names(common.COMMIT[:-1])} FROM commits WHERE {where}", params
             ).fetchone()
             conn.execute("ROLLBACK")
             if row is not None:
                 with conn.pipeline(), conn.cursor() as cur:
                     for text in self._flush:
                         cur.execute(text)
-            return row is not None
+            return row
 
         return self._pooled(ask, until=time.monotonic() + self.lock_timeout)
 
@@ -166,7 +183,7 @@ class Landing:
         if conn is None:
             return
         try:
-            if not conn.closed:
+            if not conn.closed and conn.info.transaction_status != IDLE:
                 conn.execute("ROLLBACK")
         except psycopg.Error:
             pass  # the connection broke: the server has dropped its transaction already

@@ -87,6 +87,7 @@ class Rows:
         self.seals = e = seals.Encoders(MEMORY, times_are_text=d.time_out is to_text)
         namespace.update(e.namespace)
         fields_ = ", ".join(c.field for c in MEMORY)
+        unordered = [c for c in MEMORY if c.field not in seals.COMMIT_FIELDS]
         # the body's hash, then the digest (`seals`), inline: one call per version saved
         digest = (
             "    body = erased if salt is None else sha({body}.encode()).hexdigest()\n"
@@ -100,6 +101,10 @@ class Rows:
             + "".join(f"    {c.field} = {write(c)}\n" for c in MEMORY)
             + digest.format(body=e.body, head=e.typed_head)
             + f"    return ({fields_}, end_seq, salt, digest, erased)\n"
+            "def version_template(m, salt):\n"
+            + "".join(f"    {c.field} = {write(c)}\n" for c in unordered)
+            + f"    body = sha({e.body}.encode()).hexdigest()\n"
+            + f"    return ({', '.join(c.field for c in unordered)}, salt, {e.template_head})\n"
             f"def digest_of(row):\n    ({fields_}, end_seq, salt, stored, erased) = row\n"
             + digest.format(body=e.body, head=e.head)
             + "    return digest\n"
@@ -112,6 +117,14 @@ class Rows:
         self.digest_of: Callable[[Row], str] = namespace["digest_of"]  # type: ignore[assignment]
         #: The row of one memory version (`VERSION_ROW`), its digest computed.
         self.version: VersionEncoder = namespace["version_row"]  # type: ignore[assignment]
+        #: ``(memory, salt)`` -> a new memory's first version before its commit is ordered:
+        #: its `MEMORY` values but the commit's own (`seals.COMMIT_FIELDS`), the salt, and
+        #: its digest's text with those marked (`seals.SEQ_MARK`, `seals.TIME_MARK`).
+        self.version_template: Callable[[Memory, str], tuple[Any, ...]] = namespace[
+            "version_template"
+        ]  # type: ignore[assignment]
+        #: The `MEMORY` columns a template carries, in its order.
+        self.template_columns = tuple(unordered)
 
     def commit(self, row: Row) -> tuple[Commit, list[str | None]]:
         """A Commit, and the tenant of each change, from a row of `COMMIT`."""

@@ -86,6 +86,24 @@ assert all(re.fullmatch("[a-z_]+", w) for words in _WORDS.values() for w in word
 #: never None, and `to_text`'s ISO text needs no escaping either.
 _STAMPS = ("created_at", "updated_at")
 
+#: Where a version's digest text holds its commit's seq and time, in a text a server completes
+#: once it has ordered the commit (`Encoders.template_head`): control characters, which the
+#: ASCII-only encoding never writes raw (it escapes them), so nothing else matches them.
+SEQ_MARK = "\x01"
+TIME_MARK = "\x02"
+#: The fields of a new memory's first version that are its commit's, as a template marks
+#: them: f-string parts writing the marks (escaped for the f-string's source).
+_SEQ_PART = SEQ_MARK.encode("unicode_escape").decode()
+_TIME_PART = '"' + TIME_MARK.encode("unicode_escape").decode() + '"'
+_MARKS = {
+    "created_commit": _SEQ_PART,
+    "updated_commit": _SEQ_PART,
+    "created_at": _TIME_PART,
+    "updated_at": _TIME_PART,
+}
+#: Those fields, in column order.
+COMMIT_FIELDS = tuple(_MARKS)
+
 #: A field's encoding as an f-string part, from a value of a known shape (the write side:
 #: the Memory fields are checked), by the shape `_kinds` gives it.
 _TYPED = {
@@ -145,9 +163,16 @@ class Encoders:
         def text(parts: str) -> str:
             return f'f\'["{VERSION_TAG}",' + parts + ',"{body}"]\''
 
+        def marked(c: Any) -> str:
+            mark = _MARKS.get(c.field)
+            return typed(c) if mark is None else mark
+
         self.body = "f'[\"{salt}\",{q(content)},{q(tags)},{q(metadata)}]'"
         self.head = text(",".join(generic(c) for c in head))
         self.typed_head = text(",".join(typed(c) for c in head))
+        #: ``typed_head`` with the fields its commit fills in as `SEQ_MARK` and `TIME_MARK`:
+        #: the text a server completes once it has ordered the commit (`template`).
+        self.template_head = text(",".join(marked(c) for c in head))
         args = ", ".join(self.head_fields)
         source = (
             "def body_hash(salt, content, tags, metadata):\n"

@@ -1,0 +1,247 @@
+"""Commits the server orders as they land (PostgreSQL): where a commit goes, and what it holds.
+
+A block that only adds, at the clock's time, takes no lock: the server numbers it
+after whatever landed first and completes its hashes (`postgres_sequence`). A block
+that asks for its seq or time, reads the store, adds more than `UNORDERED_MOST`
+memories or sets ``now=`` is ordered there and then, and holds the writers' lock.
+Either way the chain verifies, and the memories a block was given carry the commit
+they landed in. Two Store objects on one schema stand for two writers.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memcommit
+from memcommit.store.pending import UNORDERED_MOST
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def two(pg_url):
+    """Two writers on one new store, the first of them having landed commit 1."""
+    url = pg_url()
+    first, second = memcommit.open(url), memcommit.open(url)
+    with first.commit(message="one") as tx:
+        tx.add("already there")
+    yield first, second
+    first.close()
+    second.close()
+
+
+def assert_carries(memory, commit) -> None:
+    assert (memory.created_commit, memory.updated_commit) == (commit.seq, commit.seq)
+    assert memory.created_at == memory.updated_at == commit.time
+
+
+def test_a_commit_passed_by_another_lands_after_it_and_its_memories_say_so(two):
+    first, second = two
+    later = datetime.now(timezone.utc) + timedelta(hours=1)
+    with first.commit(message="slow") as tx:
+        slow = tx.add("added before the other landed", tags=["a"], metadata={"k": "ü"})
+        assert tx.unordered
+        with second.commit(message="fast", now=later) as passing:
+            passing.add("landed first")
+    fast, landed = passing.result, tx.result
+    assert (fast.seq, landed.seq) == (2, 3)
+    assert landed.parent == fast.id and landed.id.startswith(f"{3:012x}")
+    assert landed.time == fast.time == later  # never before the commit it follows
+    assert_carries(slow, landed)
+    assert first.get(slow.id) == slow
+    assert [c.seq for c in first.log()] == [3, 2, 1]
+    assert first.verify().ok and first.check().ok
+
+
+@pytest.mark.parametrize("how", ["seq", "read", "bulk"])
+def test_a_block_ordered_midway_moves_what_it_added_before(two, how):
+    first, second = two
+    with first.commit(message="midway") as tx:
+        early = [tx.add(f"early {i}") for i in range(UNORDERED_MOST if how == "bulk" else 2)]
+        with second.commit(message="passes") as passing:
+            passing.add("lands while the first is unordered")
+        if how == "seq":
+            assert tx.pending.seq == 3
+        elif how == "read":
+            assert len(first.find()) == 2  # the two landed; its own adds are not written yet
+        late = tx.add("after it was ordered")  # the bulk block's 65th orders it
+        assert not tx.unordered
+    assert passing.result.seq == 2 and tx.result.seq == 3
+    for memory in (*early, late):
+        assert_carries(memory, tx.result)
+    assert first.verify().ok
+
+
+@pytest.mark.parametrize("how", ["now", "seq", "read"])
+def test_an_ordered_block_holds_the_writers_lock_until_it_lands(two, how):
+    first, second = two
+    seen: list[int] = []
+    with first.commit(
+        message="holds", now=datetime.now(timezone.utc) if how == "now" else None
+    ) as tx:
+        if how == "seq":
+            assert tx.pending.seq == 2
+        elif how == "read":
+            first.find()
+        assert not tx.unordered
+
+        def other() -> None:
+            with second.commit(message="waits") as waiting:
+                waiting.add("after the holder")
+            seen.append(waiting.result.seq)
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(0.5)
+        assert thread.is_alive() and not seen  # waiting for the lock this block holds
+        tx.add("held")
+    thread.join(10)
+    assert tx.result.seq == 2 and seen == [3]
+    assert first.verify().ok
+
+
+def test_unordered_blocks_that_fail_or_change_nothing_land_nothing(two):
+    first, _ = two
+    with first.commit(message="nothing") as tx:
+        pass
+    assert tx.result is None
+    with pytest.raises(RuntimeError), first.commit(message="fails") as tx:
+        tx.add("never written")
+        raise RuntimeError("the agent's own code failed")
+    with first.commit(message="next") as tx:  # the connection went back clean
+        tx.add("written")
+    assert [c.message for c in first.log()] == ["next", "one"]
+    assert tx.result.seq == 2
+
+
+_text = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
+_word = _text.filter(str.strip)
+_fields = st.fixed_dictionaries(
+    {
+        "content": _word,
+        "kind": st.sampled_from(memcommit.KINDS),
+        "session": st.none() | _word,
+        "key": st.none() | _word,
+        "importance": st.floats(0, 1),
+        "tags": st.lists(_word, max_size=3, unique=True),
+        "always": st.booleans(),
+        "metadata": st.dictionaries(
+            _word, st.integers() | _text | st.floats(allow_nan=False, allow_infinity=False)
+        ),
+        "valid_from": st.none()
+        | st.datetimes(timezones=st.just(timezone.utc), min_value=datetime(1990, 1, 1)),
+    }
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(memories=st.lists(_fields, min_size=1, max_size=3))
+def test_the_server_hashes_as_the_chain_is_specified_whatever_the_fields(two, memories):
+    """The server completes the version digests and the commit hash; `verify` recomputes
+    both from the stored fields by the specification (`seals`): they must agree."""
+    first, second = two
+    with first.commit(message="fields ✓") as tx:
+        made = [tx.add(**fields) for fields in memories]
+        with second.commit(message="passes") as passing:
+            passing.add("so the server moves the first")
+    for memory in made:
+        assert_carries(memory, tx.result)
+        assert first.get(memory.id) == memory
+    assert first.verify().ok
+
+
+def test_a_session_that_dropped_the_prepared_statement_prepares_it_again(pg_url):
+    """`SEQUENCE` is prepared once per connection; a session reset (``DISCARD ALL``, as a
+    pooler may run) drops it, and the next unordered commit prepares it again."""
+    with memcommit.open(pg_url(), pool_size=1) as store:
+        with store.commit(message="prepares") as tx:
+            tx.add("first")
+        backend = store._core.backend
+        with backend._pool.connection() as conn:  # the pool's one connection
+            assert conn in backend._prepared
+            conn.execute("DISCARD ALL")
+            conn.execute(backend._setup)  # what the pool's configure set, which DISCARD reset
+        with store.commit(message="after the reset") as tx:
+            tx.add("lands")
+        assert tx.result.seq == 2 and store.verify().ok
+
+
+@pytest.mark.parametrize("change", ["update", "invalidate", "purge", "archive", "read"])
+def test_a_memory_added_then_changed_in_the_block_carries_the_final_commit(two, change):
+    """Changing a memory the block added orders the block first, so the new version (and
+    what `read` answers) carries the commit it lands in, even when another passed it."""
+    first, second = two
+    with first.commit(message="add then change") as tx:
+        added = tx.add("to be changed", key="k")
+        with second.commit(message="passes") as passing:
+            passing.add("lands between")
+        if change == "update":
+            tx.update(added.id, content="changed")
+        elif change == "invalidate":
+            tx.invalidate(added.id)
+        elif change == "purge":
+            tx.purge(added.id)
+        elif change == "archive":
+            tx.archive(added.id)
+        else:
+            (read,) = tx.read([added.id])
+            assert read.created_commit == 3
+    assert tx.result.seq == 3
+    for version in first.history(added.id):
+        assert_carries(version, tx.result)
+    assert first.verify().ok and first.check().ok
+
+
+def test_reads_of_the_log_inside_an_unordered_block_see_what_passed_it(two):
+    first, second = two
+    with first.commit(message="reads the log") as tx:
+        tx.add("added first")
+        with second.commit(message="passes") as passing:
+            passing.add("lands between")
+        assert first.head.seq == 2  # the log is read under the lock: ordered first
+        assert [c.message for c in first.log()] == ["passes", "one"]
+        assert not tx.unordered
+    assert tx.result.seq == 3
+
+
+def test_pending_after_a_block_that_landed_nothing_is_its_draft(two):
+    first, _ = two
+    with first.commit(message="nothing") as tx:
+        pass
+    assert tx.pending.seq == 2 and tx.result is None
+    with pytest.raises(RuntimeError), first.commit(message="fails") as tx:
+        tx.add("never written")
+        raise RuntimeError("the agent's own code failed")
+    assert tx.pending.seq == 2
+
+
+def test_writers_ignore_a_sessions_default_isolation(pg_url):
+    """A session defaulting to REPEATABLE READ would read the tip from a snapshot taken
+    before the lock: every writer's transaction is READ COMMITTED, on either path."""
+    url = pg_url(options="-c default_transaction_isolation=repeatable\\ read")
+    with memcommit.open(url) as first, memcommit.open(url) as second:
+        for ordered in (False, True):
+
+            def commit(store, message, ordered=ordered) -> None:
+                with store.commit(message=message) as tx:
+                    if ordered:
+                        assert tx.pending.seq > 0
+                    tx.add(message)
+
+            threads = [
+                threading.Thread(target=commit, args=(store, f"{name}-{ordered}-{i}"))
+                for i in range(5)
+                for name, store in (("a", first), ("b", second))
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+        assert len(first.log()) == 20 and first.verify().ok
