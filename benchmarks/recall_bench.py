@@ -23,6 +23,9 @@ Every latency is measured in a FRESH process (a child of this script):
   snapshot current: `memcommit.upkeep`), then cold and warm as above; and one
   bulk commit of 20,000 into a new store with that upkeep and without it
   (``KEEP_AFTER`` out of reach: nothing indexed, as before it), alternating.
+- steady: a writer service's single-memory commits on the big tenant, in fresh
+  processes, its snapshot written again after a twentieth of the tenant
+  (``KEEP_SHARE``) or after every 1,000 memories (as before it), alternating.
 
 Built stores and peer indexes are cached under ``--cache`` (default
 ``~/.cache/memcommit-bench``), so reruns only measure. memcommit's modules are
@@ -355,6 +358,38 @@ def child_bulk(work: str, n: int) -> dict:
     }
 
 
+def child_steady(path: str, n: int, share: bool) -> dict:
+    """A writer service on the big tenant: ``n`` single-memory commits in a fresh process.
+
+    ``share``: the snapshot is written again once a `KEEP_SHARE`-th of the tenant was
+    added (the default); else after every `KEEP_AFTER` memories, as before it.
+    """
+    import memcommit
+    from memcommit import upkeep
+
+    if not share:
+        upkeep.KEEP_SHARE = 2**62
+    spent = [0.0]
+    after = upkeep.after_commit
+
+    def timed(*args: object) -> None:
+        began = time.perf_counter()
+        try:
+            after(*args)  # type: ignore[arg-type]
+        finally:
+            spent[0] += time.perf_counter() - began
+
+    upkeep.after_commit = timed
+    with memcommit.open(path) as store:
+        view = store.tenant(TENANT)
+        start = time.perf_counter()
+        for i in range(n):
+            with view.commit(message=f"steady {i}") as tx:
+                tx.add(f"steady note {i} on the deploy of service {i % 17}")
+        wall = time.perf_counter() - start
+    return {"commit": wall / n, "upkeep": spent[0] / n}
+
+
 def run_child(args: argparse.Namespace) -> None:
     payload = json.loads(Path(args.child_input).read_text())
     kind = payload["kind"]
@@ -368,6 +403,8 @@ def run_child(args: argparse.Namespace) -> None:
         result = child_write(payload["path"], payload["n"])
     elif kind == "bulk":
         result = child_bulk(payload["folder"], payload["n"])
+    elif kind == "steady":
+        result = child_steady(payload["path"], payload["n"], payload["share"])
     else:
         result = child_commits(payload["path"], payload["other"], payload["texts"])
     print(json.dumps(result))
@@ -432,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=5, help="fresh processes for cold")
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "memcommit-bench"))
     parser.add_argument(
-        "--skip", default="", help="comma-separated: tantivy,fts5,commits,never-recalled"
+        "--skip", default="", help="comma-separated: tantivy,fts5,commits,never-recalled,steady"
     )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child-input", help=argparse.SUPPRESS)
@@ -539,8 +576,38 @@ def main(argv: list[str] | None = None) -> int:
             f"(+{100 * (c['with'] / c['without'] - 1):.0f}%); 1,000 adds indexed in "
             f"{c['put_1000']:.3f} s, next query {c['next_query'] * 1e3:.1f} ms"
         )
+    if "steady" not in skip:
+        steady(plain, work, n)
     shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def steady(plain: Path, work: Path, n: int) -> None:
+    """A writer's single-memory commits on the big tenant, its snapshot rewritten after a
+    share of the tenant or after every 1,000 memories, alternating on fresh copies."""
+    commits = max(5_000, n // 10)
+    runs: dict[bool, list[dict]] = {True: [], False: []}
+    for _ in range(2):
+        for share in (True, False):
+            copy = work / "steady.db"
+            shutil.copyfile(plain, copy)
+            shutil.rmtree(str(copy) + ".recall", ignore_errors=True)
+            shutil.copytree(str(plain) + ".recall", str(copy) + ".recall")
+            runs[share].append(measure("steady", work, path=str(copy), n=commits, share=share))
+    figures = {
+        share: (
+            statistics.median(r["commit"] for r in done) * 1e3,
+            statistics.median(r["upkeep"] for r in done) * 1e3,
+        )
+        for share, done in runs.items()
+    }
+    print(
+        f"a writer's {commits:,} single-memory commits on the {n:,}-memory tenant, fresh "
+        f"processes, medians of 2: {figures[True][0]:.2f} ms a commit with the snapshot "
+        f"written again after a twentieth of the tenant ({figures[True][1]:.2f} ms of it "
+        f"upkeep), {figures[False][0]:.2f} ms after every 1,000 memories "
+        f"({figures[False][1]:.2f} ms upkeep)"
+    )
 
 
 if __name__ == "__main__":

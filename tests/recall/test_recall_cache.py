@@ -201,6 +201,26 @@ def test_a_bulk_commit_of_a_writer_that_never_recalled_leaves_a_current_snapshot
     assert fresh == ranked(built, "big", "alpha deploy", now)
 
 
+def test_a_big_tenants_snapshot_is_written_again_after_a_share_of_it(
+    make_store, now, keep_after, monkeypatch
+):
+    """Writing a snapshot costs as much as the tenant is big, so a writer writes a big
+    tenant's again only once it added a `KEEP_SHARE`-th of it (here 400 / 4 = 100)."""
+    monkeypatch.setattr(upkeep, "KEEP_SHARE", 4)
+    writer = make_store("kept.db")
+    fill(writer, now, ["big"], count=8 * keep_after)  # kept: the tenant holds 400
+    for i in range(400, 460):  # 60 single-memory commits: past KEEP_AFTER, short of 100
+        fill(writer, now, ["big"], count=1, start=i)
+    reader = make_store("kept.db")
+    ranked(reader, "big", "alpha", now)
+    assert store_index(reader).opened == {"big": "loaded, caught up 60 memories"}
+    for i in range(460, 500):  # the 100th since the last: written again
+        fill(writer, now, ["big"], count=1, start=i)
+    later = make_store("kept.db")
+    ranked(later, "big", "alpha", now)
+    assert store_index(later).opened == {"big": "loaded, caught up 0 memories"}
+
+
 def snapshot_arrays(store, tenant):
     """The arrays of ``tenant``'s snapshot file."""
     path = index_dir(store) / snapshot_name(tenant)

@@ -167,24 +167,29 @@ class StoreIndex:
 
     def keep_current(
         self, commit: Commit, tenants: list[str], written: Sequence[Memory] | None = None
-    ) -> None:
-        """Open ``tenants`` with ``commit`` (this store's; it wrote ``written``) and save them."""
+    ) -> dict[str, int]:
+        """Open ``tenants`` with ``commit`` (this store's; it wrote ``written``) and save them;
+        how many memories each holds."""
         with self.lock:
             self._on_commit(commit)
             versions = self.store.written(commit) if written is None else written
+            sizes = {}
             for tenant in tenants:
                 mine = None if versions is None else [m for m in versions if m.tenant == tenant]
-                self.keep(tenant, None if mine is None else Handed(commit.seq, mine))
+                handed = None if mine is None else Handed(commit.seq, mine)
+                sizes[tenant] = self.keep(tenant, handed)
+            return sizes
 
-    def keep(self, tenant: str, handed: Handed | None = None) -> None:
+    def keep(self, tenant: str, handed: Handed | None = None) -> int:
         """Open ``tenant`` (``handed``: with them, unread) and write its snapshot, unless
-        opening it wrote one this current."""
+        opening it wrote one this current; how many memories its index holds."""
         with self.lock:
             if handed is not None and tenant not in self.tenants:  # (caught up by `index`)
                 self.tenants[tenant] = self._open(tenant, handed)
-            self.index(tenant)
+            held = len(self.index(tenant))
             if self._saved.get(tenant) != self.seen:
                 self.save(tenant)
+            return held
 
     def _path(self, tenant: str) -> Path | None:
         directory = self.directory
@@ -484,15 +489,17 @@ def erase_purged(store: StoreLike, commit: Commit) -> None:
 
 def keep_current(
     store: StoreLike, commit: Commit, tenants: list[str], written: Sequence[Memory] | None = None
-) -> None:
-    """The writer's upkeep (`memcommit.upkeep`): ``tenants``' snapshots brought up to ``commit``.
+) -> dict[str, int]:
+    """The writer's upkeep (`memcommit.upkeep`): ``tenants``' snapshots brought up to ``commit``;
+    how many memories each holds.
 
     ``written``: the versions the commit wrote (``store.written(commit)``), if
     already at hand. A store that keeps no snapshot (in memory) is left alone.
     """
     live = store_index(store)
-    if live.directory is not None:
-        live.keep_current(commit, tenants, written)
+    if live.directory is None:
+        return {}
+    return live.keep_current(commit, tenants, written)
 
 
 def prepare(store: StoreLike, progress: Progress | None = None) -> list[str]:
