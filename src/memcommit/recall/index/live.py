@@ -168,17 +168,11 @@ class StoreIndex:
     def keep_current(
         self, commit: Commit, tenants: list[str], written: Sequence[Memory] | None = None
     ) -> dict[str, int]:
-        """Open ``tenants`` with ``commit`` (this store's; it wrote ``written``) and save them;
-        how many memories each holds."""
+        """Open ``tenants`` with ``commit`` (this store's; it wrote ``written``), save them."""
         with self.lock:
             self._on_commit(commit)
             versions = self.store.written(commit) if written is None else written
-            sizes = {}
-            for tenant in tenants:
-                mine = None if versions is None else [m for m in versions if m.tenant == tenant]
-                handed = None if mine is None else Handed(commit.seq, mine)
-                sizes[tenant] = self.keep(tenant, handed)
-            return sizes
+            return {t: self.keep(t, _handed(commit.seq, versions, t)) for t in tenants}
 
     def keep(self, tenant: str, handed: Handed | None = None) -> int:
         """Open ``tenant`` (``handed``: with them, unread) and write its snapshot, unless
@@ -485,6 +479,11 @@ def erase_purged(store: StoreLike, commit: Commit) -> None:
     tenants = {m.tenant for m in store.find(ids=purged, live=False)}
     open_here = set() if live is None else set(live.tenants)
     files.erase(directory, [snapshot_name(t) for t in tenants if t not in open_here])
+
+
+def _handed(seq: int, versions: Sequence[Memory] | None, tenant: str) -> Handed | None:
+    """What commit ``seq`` wrote into ``tenant``, when its versions are at hand."""
+    return None if versions is None else Handed(seq, [m for m in versions if m.tenant == tenant])
 
 
 def keep_current(
