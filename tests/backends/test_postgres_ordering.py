@@ -245,3 +245,20 @@ def test_writers_ignore_a_sessions_default_isolation(pg_url):
             for thread in threads:
                 thread.join(30)
         assert len(first.log()) == 20 and first.verify().ok
+
+
+def test_an_agents_answers_name_the_commit_they_landed_in(two):
+    """`remember` without a request id stays unordered until it lands (its answer takes
+    the seq after); with one, the answer is kept in the commit, so the seq is asked for."""
+    from memcommit.interfaces.agent import AgentMemory
+
+    first, second = two
+    agent = AgentMemory(first, "agent")
+    plain = agent.remember("the deploy window is Tuesday")
+    assert plain["commit"] == first.head.seq == first.get(plain["id"]).created_commit
+    kept = agent.remember("the editor is vim", request_id="r-1")
+    assert kept["commit"] == first.head.seq == first.get(kept["id"]).created_commit
+    with second.commit(message="passes") as passing:
+        passing.add("another writer")
+    assert agent.remember("the editor is vim", request_id="r-1") == kept  # a retry: no commit
+    assert first.head.seq == passing.result.seq

@@ -107,9 +107,11 @@ class AnsweredWrites:
                 if earlier is not None:
                     raise _Repeated(earlier)
                 answer = {**work(tx)}
-                answer["commit"] = tx.pending.seq if tx.changed else None  # None: nothing landed
-                if request_id is not None:
+                if request_id is not None:  # kept in this commit: its seq is asked for here
+                    answer["commit"] = tx.pending.seq if tx.changed else None
                     self._keep(request_id, tool, digest, answer)
         except _Repeated as repeated:
             return repeated.answer
+        # after the block: a write without a request id stays unordered until it lands
+        answer["commit"] = tx.result.seq if tx.result is not None else None  # None: nothing landed
         return answer
