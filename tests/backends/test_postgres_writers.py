@@ -120,9 +120,12 @@ def test_expected_versions_race_across_processes_one_winner_per_version(pg_url):
         assert store.check().ok and store.verify().ok
 
 
-def _terminator(admin_url: str, names: list[str], barrier, stop: threading.Event, seed: int) -> int:
+def _terminator(
+    admin_url: str, names: list[str], barrier, stop: threading.Event, seed: int, idle: bool
+) -> int:
     """Once the writers are ready, end a random writer's server sessions every few
-    milliseconds until ``stop``; how many it ended."""
+    milliseconds until ``stop``; how many it ended. ``idle``: idle ones too (an
+    unordered writer's session is idle but for the one round trip that lands it)."""
     import psycopg
 
     rng = random.Random(seed)
@@ -133,8 +136,8 @@ def _terminator(admin_url: str, names: list[str], barrier, stop: threading.Event
             time.sleep(rng.uniform(0.005, 0.05))
             found = admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE application_name = %s AND state <> 'idle'",
-                (rng.choice(names),),
+                " WHERE application_name = %s AND (%s OR state <> 'idle')",
+                (rng.choice(names), idle),
             )
             ended += sum(1 for (r,) in found if r)
     return ended
@@ -162,7 +165,9 @@ def test_connections_ended_mid_commit_leave_each_commit_whole_or_absent_as_told(
     with ctx.Manager() as manager, ctx.Pool(len(names)) as pool:
         barrier = manager.Barrier(len(names) + 1)  # the writers and the terminator
         killer = threading.Thread(
-            target=lambda: ended.append(_terminator(postgres_server, names, barrier, stop, 7))
+            target=lambda: ended.append(
+                _terminator(postgres_server, names, barrier, stop, 7, idle=not ordered)
+            )
         )
         killer.start()
         try:
