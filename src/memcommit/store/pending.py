@@ -95,8 +95,7 @@ class Buffer:
         for its seq or time inside the block orders it at once instead (the writers'
         lock, as every read of the store inside the block does).
         """
-        if self._order is not None and not self.closed:
-            self._order(self)
+        self._order_first()
         return self._pending
 
     @pending.setter
@@ -104,8 +103,10 @@ class Buffer:
         self._pending = value
 
     def _order_first(self) -> None:
-        """Order the commit before it changes a memory that exists (stored, or added in
-        this block): the new version then carries the final seq from the start."""
+        """Order the commit if it is still unordered: before it changes a memory that
+        exists (stored, or added in this block), so the new version carries the final
+        seq from the start, or before its seq is asked for. After its block has ended
+        the store orders nothing (`Core._order`)."""
         if self._order is not None:
             self._order(self)
 

@@ -120,13 +120,11 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
             f" {zlib.crc32(self.schema.encode()) - (1 << 31)})"
         )
         # a writer waits for the store's lock at most lock_timeout, as SQLite's busy_timeout
-        self._lock_wait = (
-            f"SET LOCAL lock_timeout = '{max(1, round(lock_timeout * 1000))}ms'; {self._lock_sql}"
-        )
-        # the same as one statement's calls, taken in order (a pipeline runs one per call)
+        wait = f"{max(1, round(lock_timeout * 1000))}ms"
+        self._lock_wait = f"SET LOCAL lock_timeout = '{wait}'; {self._lock_sql}"
+        # the same as the calls of one statement, taken in order (one round trip's statement)
         self._lock_calls = (
-            f"set_config('lock_timeout', '{max(1, round(lock_timeout * 1000))}ms', true),"
-            f" {self._lock_sql.removeprefix('SELECT ')}"
+            f"set_config('lock_timeout', '{wait}', true), {self._lock_sql.removeprefix('SELECT ')}"
         )
         self._begin_sql = f"{BEGIN}; {self._lock_wait}".encode()
         flag("read_only", read_only)

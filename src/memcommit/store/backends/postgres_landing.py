@@ -34,6 +34,9 @@ IDLE = psycopg.pq.TransactionStatus.IDLE
 #: so what it reads after the lock is what the lock orders it after, whatever isolation
 #: the session defaults to (``default_transaction_isolation``).
 BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
+#: The tip row's columns (every commit column but the changes), and the newest commit's row.
+TIP = common.names(common.COMMIT[:-1])
+TIP_SQL = f"SELECT {TIP} FROM commits ORDER BY seq DESC LIMIT 1"
 
 #: A transaction that writes WAL (an empty logical message) and waits for its flush, which
 #: is the flush of every commit before it in the WAL: one statement, its own transaction on
@@ -76,8 +79,7 @@ class Landing:
         self._flush: tuple[str, ...] = FLUSH if allowed else ()
         unflushed = "set_config('synchronous_commit', 'off', true), " if allowed else ""
         self._ordering = f"SELECT {unflushed}{self._lock_calls}"
-        tip = f"SELECT {common.names(common.COMMIT[:-1])} FROM commits ORDER BY seq DESC LIMIT 1"
-        self._begin_tip_sql = f"{BEGIN}; {self._ordering}; {tip}".encode()
+        self._begin_tip_sql = f"{BEGIN}; {self._ordering}; {TIP_SQL}".encode()
 
     def _pooled(self, work: Callable[[psycopg.Connection], T], *, until: float = 0.0) -> T:
         """``work(conn)`` on a pooled connection, again on a fresh one if it was lost.
@@ -166,9 +168,7 @@ class Landing:
 
         def ask(conn: psycopg.Connection) -> tuple[Any, ...] | None:
             conn.execute(self._begin_sql)
-            row = conn.execute(
-                f"SELECT {common.names(common.COMMIT[:-1])} FROM commits WHERE {where}", params
-            ).fetchone()
+            row = conn.execute(f"SELECT {TIP} FROM commits WHERE {where}", params).fetchone()
             conn.execute("ROLLBACK")
             if row is not None:
                 with conn.pipeline(), conn.cursor() as cur:

@@ -36,14 +36,11 @@ from memcommit.store.backends import seals
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
-from memcommit.store.backends.postgres_landing import BEGIN, IDLE, Landing
+from memcommit.store.backends.postgres_landing import BEGIN, IDLE, TIP, TIP_SQL, Landing
 from memcommit.store.backends.writes import SEAL_FIRST
 from memcommit.store.records import to_text
 
 _compact = json.JSONEncoder(separators=(",", ":")).encode
-#: The tip row's columns (every commit column but the changes), as `begin` reads it.
-TIP = common.names(common.COMMIT[:-1])
-_TIP_SQL = f"SELECT {TIP} FROM commits ORDER BY seq DESC LIMIT 1"
 #: A version's digest: the SHA-256 of its template (`Rows.version_template`) completed with
 #: its commit's seq and time text (`m`, below).
 _DIGEST = (
@@ -177,7 +174,7 @@ class Sequencing(Landing):
     def begin_unordered(self) -> None:
         tip = self._known
         if tip is None:  # this process's first commit: the newest one, read without the lock
-            tip = self._pooled(lambda conn: conn.execute(_TIP_SQL).fetchone()) or ()
+            tip = self._pooled(lambda conn: conn.execute(TIP_SQL).fetchone()) or ()
         self._tx, self._tx_thread, self._pending = self._pool.getconn(), threading.get_ident(), None
         self._tip, self._sealed, self._unordered = tip, None, True
 
