@@ -244,7 +244,7 @@ def _damaged(tmp_path, row):
     return rows, vectorfile.read(path, "t", "e", DIMS, stamp)
 
 
-def test_a_code_row_is_checked_by_its_sums_whenever_it_is_read(tmp_path):
+def test_a_damaged_code_row_fails_every_read(tmp_path):
     """Rows read beside a damaged one pass (no block around them is checked), the damaged
     one fails each time it is read, and so does a read of every row."""
     rows, again = _damaged(tmp_path, 1_500)
@@ -258,6 +258,25 @@ def test_a_code_row_is_checked_by_its_sums_whenever_it_is_read(tmp_path):
         again.export(np.arange(2_000))
     with pytest.raises(IndexDamaged):
         again.cosines(query)
+
+
+def test_a_code_row_that_passed_is_not_checked_again_in_the_process(tmp_path):
+    """A row's sums are checked at its first read only: a row damaged on disk after it
+    passed is read as it now is, one damaged before its first read fails."""
+    rows, path, stamp = _written(tmp_path)
+    again = vectorfile.read(path, "t", "e", DIMS, stamp)
+    query = _vectors(1, 13)[0]
+    passed = again.cosines(query, np.array([40]))
+    assert passed.tobytes() == rows.cosines(query, np.array([40])).tobytes()
+    with path.open("r+b") as file:  # the mapping shows the file's bytes as they change
+        data = path.read_bytes()
+        for row in (40, 41):
+            at = data.find(rows.codes[row].tobytes()) + 7
+            file.seek(at)
+            file.write(bytes([data[at] ^ 0x40]))
+    assert again.cosines(query, np.array([40])).tobytes() != passed.tobytes()
+    with pytest.raises(IndexDamaged):
+        again.cosines(query, np.array([41]))
 
 
 @settings(max_examples=60, deadline=None)

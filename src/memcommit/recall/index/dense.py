@@ -15,7 +15,7 @@ Ranking a large tenant does not score every row: `nearest` first takes the
 fusion's window of 300, `memcommit.recall.scoring.focus`) nearest the query by
 the Hamming distance of one-bit sign codes (`memcommit.recall.index.signs`, 48
 bytes a row at 384 dims, an eighth of the int8 scan, kept by word; the cut found
-by selection, ties by row), then scores those exactly by the int8 cosine, their code rows gathered
+by counting, ties by row), then scores those exactly by the int8 cosine, their code rows gathered
 from the mapped file. `window` keeps of those only the rows at or above the
 depth-th best cosine (ties included): all a ranking of the window reads. That
 first stage is approximate: a row outside the candidates is not ranked densely,
@@ -31,11 +31,12 @@ writes the rows of the current documents in the export's order, so a restored
 snapshot and its vector file agree document for document.
 
 Rows mapped from a vector file are checked by their `row_sums` (two integer
-check sums a row, kept in the file) each time they are read, not by the CRC of
-the blocks around them: the sums of 10,000 gathered candidates cost about
-0.3 ms, where each 8 KiB block around a candidate cost its CRC once per
-process (a million rows' 384 MB over a process's first dozen recalls, 30-240 ms
-each). A row written in place gets its sums written with it.
+check sums a row, kept in the file) the first time a process reads them, not by
+the CRC of the blocks around them: the sums of 10,000 gathered candidates cost
+0.3-0.6 ms, once per row (a flag a row remembers it passed), where each 8 KiB
+block around a candidate cost its CRC (a million rows' 384 MB over a process's
+first dozen recalls, 30-240 ms each). A row that fails is never flagged: it
+fails every read. A row written in place gets its sums written with it.
 """
 
 from __future__ import annotations
@@ -155,29 +156,35 @@ class DenseRows:
         self.has = has if has is not None else np.zeros(0, dtype=bool)
         self.signs = signs if signs is not None else sign_codes.columns_of(self.codes)
         self.unchecked = unchecked
+        self.passed = np.zeros(0 if unchecked is None else len(unchecked[1]), dtype=bool)
         self.size = len(self.has)
 
     def nbytes(self) -> int:
         """The bytes its arrays hold (codes mapped from a vector file too, once read)."""
-        sums = () if self.unchecked is None else (self.unchecked[1],)
+        sums = () if self.unchecked is None else (self.unchecked[1], self.passed)
         parts = (self.codes, self.norms, self.has, self.signs, *sums)
         return sum(int(part.nbytes) for part in parts)
 
     def checked(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The code rows (every one, or those of ``rows``), each checked against its row
-        sums first while they are mapped from a file (IndexDamaged if one fails)."""
+        sums first while they are mapped from a file and it has not passed yet
+        (IndexDamaged if one fails)."""
         if rows is not None:
             picked = gather(self.codes, rows)
             if self.unchecked is not None:
-                section, sums = self.unchecked
-                self._check(picked, gather(sums, rows), section)
+                fresh = ~self.passed[rows]
+                if fresh.any():
+                    section, sums = self.unchecked
+                    first = rows[fresh]
+                    self._check(picked[fresh], gather(sums, first), section)
+                    self.passed[first] = True
             return picked
         if self.unchecked is not None:
             section, sums = self.unchecked
             for start in range(0, len(sums), CHUNK):
                 stop = start + CHUNK
                 self._check(self.codes[start:stop], sums[start:stop], section)
-            self.unchecked = None
+            self.unchecked, self.passed = None, np.zeros(0, dtype=bool)
         return self.codes
 
     def _check(self, codes: np.ndarray, sums: np.ndarray, section: Section) -> None:
@@ -218,7 +225,7 @@ class DenseRows:
         """Keep the rows of ``docs`` only, renumbered 0.. in that order (an index merge)."""
         docs = docs[docs < self.size]
         self.codes, self.norms, self.has = self.checked(docs), self.norms[docs], self.has[docs]
-        self.signs, self.unchecked = self.signs[:, docs], None
+        self.signs, self.unchecked, self.passed = self.signs[:, docs], None, np.zeros(0, dtype=bool)
         self.size = len(docs)
 
     def missing(self, alive: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ sign codes by word, a float64 norm, two int32 row sums and a flag per row). A
 recall maps it: the sign codes are read whole (the Hamming stage), the int8
 codes only at the candidates' rows. The flags, norms, sign codes and row sums
 are checked at open by the CRCs of their blocks (57 MB at a million rows); the
-int8 codes by each row's sums as it is read (`DenseRows.checked`), never by
+int8 codes by each row's sums the first time a process reads it
+(`DenseRows.checked`), never by
 the CRC of the blocks around it, which a process paid once per block as its
 first recalls reached them (a million rows: 384 MB, 0.1-0.2 s over its first
 dozen recalls). Blocks are `BLOCK` (8 KiB, what those CRCs measured best with);
@@ -76,7 +77,7 @@ def read(
     """The rows in ``path``, written under ``stamp``; SnapshotRefused (why) otherwise.
 
     The flags, norms, sign codes and row sums are checked here (every recall reads
-    them whole); each int8 code row against its sums whenever it is read, a
+    them whole); each int8 code row against its sums when it is first read, a
     failure marking ``damage`` (the snapshot's) when given.
     """
     opened = persist.read(path, _key(tenant, embedder), stamp.store, BLOCK)
