@@ -81,6 +81,25 @@ def test_candidates_are_the_hamming_best_ties_by_row_whatever_the_put_order(
         assert first.tolist() == _reference(in_order, query, allowed, 8)
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    size=st.integers(1, 3_000),
+    spread=st.integers(1, 400),
+    share=st.floats(0.0, 1.0),
+    masked=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_best_is_the_least_distances_ties_by_row(size, spread, share, masked, seed):
+    """Whatever the sample bounding the cut finds (a lucky or an unlucky one)."""
+    rng = np.random.default_rng(seed)
+    found = rng.integers(0, spread, size).astype(np.uint16)
+    eligible = rng.random(size) < 0.6 if masked else None
+    count = int(share * size)
+    rows = range(size) if eligible is None else np.flatnonzero(eligible).tolist()
+    expected = sorted(sorted(rows, key=lambda row: (found[row], row))[:count])
+    assert signs.best(found, eligible, count).tolist() == expected
+
+
 def test_the_re_score_equals_the_int8_scan_on_the_candidates(small_stage):
     rows = DenseRows("e", DIMS)
     rows.put(np.arange(300), _vectors(300, 3))
