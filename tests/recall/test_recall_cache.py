@@ -221,6 +221,27 @@ def test_a_big_tenants_snapshot_is_written_again_after_a_share_of_it(
     assert store_index(later).opened == {"big": "loaded, caught up 0 memories"}
 
 
+def test_a_new_writer_on_a_big_tenant_waits_for_a_share_of_it_before_its_first_keep(
+    make_store, now, keep_after, monkeypatch
+):
+    """A writer that has not kept the tenant counts it when its writes there reach
+    KEEP_AFTER (50; the tenant then holds 450): 60 memories write nothing, the
+    112th (450 / 4) writes the snapshot."""
+    monkeypatch.setattr(upkeep, "KEEP_SHARE", 4)
+    fill(make_store("kept.db"), now, ["big"], count=8 * keep_after)  # kept: it holds 400
+    writer = make_store("kept.db")  # a new writer: it never kept "big"
+    for i in range(400, 460):
+        fill(writer, now, ["big"], count=1, start=i)
+    reader = make_store("kept.db")
+    ranked(reader, "big", "alpha", now)
+    assert store_index(reader).opened == {"big": "loaded, caught up 60 memories"}
+    for i in range(460, 512):
+        fill(writer, now, ["big"], count=1, start=i)
+    later = make_store("kept.db")
+    ranked(later, "big", "alpha", now)
+    assert store_index(later).opened == {"big": "loaded, caught up 0 memories"}
+
+
 def snapshot_arrays(store, tenant):
     """The arrays of ``tenant``'s snapshot file."""
     path = index_dir(store) / snapshot_name(tenant)
