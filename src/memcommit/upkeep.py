@@ -74,7 +74,7 @@ def after_commit(store: Store, commit: Commit) -> None:
         # (as they stand now: another thread may have kept one since)
         due = [t for t in due if backlog[t] >= due_at.get(t, KEEP_AFTER)]
         for tenant in due:
-            del backlog[tenant]
+            backlog.pop(tenant, None)
     if due:
         live = importlib.import_module("memcommit.recall.index.live")
         sizes = live.keep_current(store, commit, due, written)
