@@ -438,6 +438,60 @@ def test_purge_by_a_process_that_never_recalled_erases_the_snapshot(
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
 
 
+def _landing_during_writes(monkeypatch, land):
+    """Every snapshot write, counted; ``land()`` runs (another writer commits) after the first."""
+    writes = []
+    real = persist.write
+
+    def write(*args, **kwargs):
+        size = real(*args, **kwargs)
+        writes.append(args[0])
+        if len(writes) == 1:
+            land()
+        return size
+
+    monkeypatch.setattr(persist, "write", write)
+    return writes
+
+
+def test_a_commit_landing_while_a_snapshot_is_written_leaves_it_as_written(
+    make_store, now, recall_snapshots, monkeypatch
+):
+    """Other writers' commits only leave the new file behind (a reader catches up), so it is
+    not written again: with many busy writers it was, over and over."""
+    store = make_store("s.db")
+    fill(store, now)
+    recall(store, "alpha", tenant="t", now=now)
+    fill(store, now, prefix="n")  # the index is now behind the file
+    other = make_store("s.db")
+    writes = _landing_during_writes(monkeypatch, lambda: fill(other, now, prefix="o"))
+    store_index(store).save("t")
+    assert len(writes) == 1
+    reader = make_store("s.db")
+    assert store_index(reader).index("t").n_docs == 120
+    assert store_index(reader).opened["t"] == "loaded, caught up 40 memories"
+
+
+def test_a_purge_landing_while_a_snapshot_is_written_has_it_written_again(
+    make_store, now, recall_snapshots, monkeypatch
+):
+    store = make_store("s.db")
+    fill(store, now)
+    with store.commit(message="secret", now=now) as tx:
+        tx.add("zebraquux alpha", id="secret", tenant="t")
+    recall(store, "alpha", tenant="t", now=now)
+    fill(store, now, prefix="n")
+
+    def purge():
+        with make_store("s.db").commit(message="erase", now=now) as tx:
+            tx.purge("secret")
+
+    writes = _landing_during_writes(monkeypatch, purge)
+    store_index(store).save("t")
+    assert len(writes) >= 2
+    assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
+
+
 def test_a_process_behind_another_writers_purge_never_writes_the_purged_words_back(
     make_store, now, recall_snapshots
 ):

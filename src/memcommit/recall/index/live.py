@@ -230,8 +230,9 @@ class StoreIndex:
                     if erasing:
                         files.erase(path.parent, [path.name])
                     return None
-                self._catch_up()
-                if self.seen == written:
+                # a purge that landed meanwhile may have deleted the file just replaced: write
+                # again (other commits only leave it behind, which readers catch up)
+                if not self._catch_up() or self.seen == written:
                     self._saved[tenant] = written
                     return path
 
@@ -314,27 +315,29 @@ class StoreIndex:
         self.save(tenant)
         return index
 
-    def _catch_up(self) -> None:
-        """Apply the commits of other writers that landed since the last one seen.
+    def _catch_up(self) -> bool:
+        """Apply the commits of other writers that landed since the last one seen; whether
+        one of them purged.
 
         Their purges also delete this host's snapshots of tenants not open here.
         """
         head = self.store.head_seq
         if head == self.seen:
-            return
+            return False
         since, self.seen = self.seen, head  # before applying: a save it makes finds none left
         try:
             changes = self.store.diff(since, head)
-            _erase_elsewhere(self, changes)
             ids = list(dict.fromkeys(c.memory_id for c in changes))
             if len(ids) > CATCH_UP_LIMIT:
                 self.tenants.clear()  # cheaper to open each tenant again when next asked
                 self._damage.clear()
-            else:
+            _erase_elsewhere(self, changes)  # (after the clear: it erases theirs too)
+            if self.tenants:
                 self._apply([i for i in ids if i])
         except BaseException:
             self.seen = since  # applied again next time: putting a memory twice changes nothing
             raise
+        return any(change.op == "purge" for change in changes)
 
     def _on_commit(self, commit: Commit) -> None:
         """Note the commit's memories; they are indexed at the next recall.
