@@ -33,7 +33,7 @@ from __future__ import annotations
 import importlib
 import threading
 import weakref
-from collections import Counter
+from collections.abc import Iterable
 
 from memcommit.model import Commit
 from memcommit.store.store import Store
@@ -43,11 +43,36 @@ KEEP_AFTER = 1_000
 #: ... or, for a tenant of more than ``KEEP_SHARE * KEEP_AFTER`` memories, this share of it.
 KEEP_SHARE = 20
 
-_backlog: weakref.WeakKeyDictionary[Store, Counter[str]] = weakref.WeakKeyDictionary()
-#: Per Store, the tenants whose snapshot is due later than `KEEP_AFTER` (big ones), and when.
-_due_at: weakref.WeakKeyDictionary[Store, dict[str, int]] = weakref.WeakKeyDictionary()
-#: Per Store, the tenants this process has counted or kept (their `_due_at` is known).
-_sized: weakref.WeakKeyDictionary[Store, set[str]] = weakref.WeakKeyDictionary()
+
+class _Tally:
+    """One Store's count, per tenant, of the memories its commits wrote since this process
+    last kept the tenant; when each big tenant is next due; the tenants whose size is known
+    (counted, or learnt from a keep)."""
+
+    __slots__ = ("due_at", "sized", "written")
+
+    def __init__(self) -> None:
+        self.written: dict[str, int] = {}
+        self.due_at: dict[str, int] = {}
+        self.sized: set[str] = set()
+
+    def due(self, tenants: Iterable[str]) -> list[str]:
+        """Those of ``tenants`` whose count reached their threshold, in order."""
+        written, due_at = self.written, self.due_at
+        return sorted(t for t in tenants if written.get(t, 0) >= due_at.get(t, KEEP_AFTER))
+
+    def learn(self, sizes: dict[str, int]) -> None:
+        """When each tenant of ``sizes`` (how many memories it holds) is next due."""
+        self.sized.update(sizes)
+        for tenant, size in sizes.items():
+            later = size // KEEP_SHARE
+            if later > KEEP_AFTER:
+                self.due_at[tenant] = later
+            else:
+                self.due_at.pop(tenant, None)
+
+
+_tallies: weakref.WeakKeyDictionary[Store, _Tally] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -58,35 +83,24 @@ def after_commit(store: Store, commit: Commit) -> None:
         return
     written = list(versions)  # (made once: opening a tenant indexes them, unread)
     with _lock:
-        backlog = _backlog.setdefault(store, Counter())
-        due_at = _due_at.setdefault(store, {})
-        sized = _sized.setdefault(store, set())
-        changed = Counter(memory.tenant for memory in written)
-        backlog.update(changed)
-        due = sorted(t for t in changed if backlog[t] >= due_at.get(t, KEEP_AFTER))
-        unknown = [t for t in due if t not in sized]
+        tally = _tallies.get(store) or _tallies.setdefault(store, _Tally())
+        counts = tally.written
+        for memory in written:
+            counts[memory.tenant] = counts.get(memory.tenant, 0) + 1
+        due = tally.due({memory.tenant for memory in written})
+        if not due:
+            return
+        unknown = [t for t in due if t not in tally.sized]
     if unknown:  # (outside the lock: a query)
         counted = {t: sum(store.tenant(t).tier_counts().values()) for t in unknown}
     with _lock:
         if unknown:
-            sized.update(unknown)
-            _learn(due_at, counted)
-        # (as they stand now: another thread may have kept one since)
-        due = [t for t in due if backlog[t] >= due_at.get(t, KEEP_AFTER)]
+            tally.learn(counted)
+        due = tally.due(due)  # (as they stand now: another thread may have kept one since)
         for tenant in due:
-            backlog.pop(tenant, None)
+            counts.pop(tenant, None)
     if due:
         live = importlib.import_module("memcommit.recall.index.live")
         sizes = live.keep_current(store, commit, due, written)
         with _lock:
-            _learn(due_at, {tenant: sizes.get(tenant, 0) for tenant in due})
-
-
-def _learn(due_at: dict[str, int], sizes: dict[str, int]) -> None:
-    """When each tenant of ``sizes`` (how many memories it holds) is next due."""
-    for tenant, size in sizes.items():
-        later = size // KEEP_SHARE
-        if later > KEEP_AFTER:
-            due_at[tenant] = later
-        else:
-            due_at.pop(tenant, None)
+            tally.learn({tenant: sizes.get(tenant, 0) for tenant in due})
