@@ -438,6 +438,27 @@ def test_purge_by_a_process_that_never_recalled_erases_the_snapshot(
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
 
 
+def test_catching_up_reads_only_the_memories_of_tenants_open_here(make_store, now, monkeypatch):
+    """Another writer's commits in other tenants are skipped by their tenant, unread."""
+    store = make_store("s.db")
+    fill(store, now)
+    recall(store, "alpha", tenant="t", now=now)
+    other = make_store("s.db")
+    fill(other, now, tenant="u", prefix="u")
+    fill(other, now, count=3, prefix="n")
+    read = []
+    apply = live.StoreIndex._apply
+
+    def spy(self, ids):
+        read.extend(ids)
+        return apply(self, ids)
+
+    monkeypatch.setattr(live.StoreIndex, "_apply", spy)
+    found = recall(store, "alpha", tenant="t", now=now)
+    assert sorted(read) == ["n0", "n1", "n2"] and store_index(store).index("t").n_docs == 43
+    assert outcome(found) == outcome(recall(make_store("s.db"), "alpha", tenant="t", now=now))
+
+
 def _landing_during_writes(monkeypatch, land):
     """Every snapshot write, counted; ``land()`` runs (another writer commits) after the first."""
     writes = []

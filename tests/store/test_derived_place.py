@@ -1,4 +1,5 @@
-"""What derived data kept beside a store reads from it: commit ids by seq, and a folder per host.
+"""What derived data kept beside a store reads from it: commit ids by seq, changes by tenant,
+and a folder per host.
 
 The folder is the backend's choice and is named by the store's identity (its
 first commit's id), never by how the store's address was spelled.
@@ -25,6 +26,29 @@ def test_commit_ids_by_seq(make_store, now) -> None:
         with pytest.raises(InvalidInput) as caught:
             store.commit_id(bad)
         assert caught.value.field == "seq"
+
+
+def test_changes_with_their_tenants_in_commit_order(make_store, now) -> None:
+    store = make_store()
+    with store.commit(message="one", now=now) as tx:
+        tx.add("first", id="a1", tenant="acme")
+        tx.add("second", id="b1", tenant="beta")
+    with store.commit(message="two", now=now) as tx:
+        tx.update("a1", content="first, again")
+        tx.purge("b1")
+    found = [(t, c.op, c.memory_id) for t, c in store.tenant_changes(0, 2)]
+    assert found == [
+        ("acme", "add", "a1"),
+        ("beta", "add", "b1"),
+        ("acme", "update", "a1"),
+        ("beta", "purge", "b1"),
+    ]
+    assert [c for _, c in store.tenant_changes(1, 2)] == store.diff(1, 2)
+    assert store.tenant_changes(2, 2) == []
+    for field, args in (("after", (-1, 2)), ("upto", (0, "2")), ("after", (True, 2))):
+        with pytest.raises(InvalidInput) as caught:
+            store.tenant_changes(*args)
+        assert caught.value.field == field
 
 
 def key_of(store) -> str:

@@ -137,7 +137,7 @@ class TenantViewLike(ViewLike, Protocol):
 class StoreLike(ViewLike, Protocol):
     """A whole store: every tenant, with views restricted to one, a check and a close.
 
-    ``written``, ``commit_id`` and ``cache_dir`` serve derived data kept
+    ``written``, ``commit_id``, ``tenant_changes`` and ``cache_dir`` serve derived data kept
     outside the store (see `memcommit.store.Store`).
     """
 
@@ -148,6 +148,8 @@ class StoreLike(ViewLike, Protocol):
     def written(self, commit: Commit) -> Sequence[Memory] | None: ...
 
     def commit_id(self, seq: int) -> str | None: ...
+
+    def tenant_changes(self, after: int, upto: int) -> list[tuple[str | None, Change]]: ...
 
     def cache_dir(self, name: str, *, root: str | Path | None = None) -> Path | None: ...
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from memcommit.embedding import Embedder, resolve
 from memcommit.errors import InvalidInput
-from memcommit.model import Commit, Memory
+from memcommit.model import Change, Commit, Memory
 from memcommit.store import embeddings
 from memcommit.store import validate as v
 from memcommit.store import verify as verification
@@ -246,6 +246,23 @@ class Store(StoreApi):
             self._core.check_open()
             found = self._core.backend.commits(seqs=[seq], changes=False)
         return found[0][0].id if found else None
+
+    def tenant_changes(self, after: int, upto: int) -> list[tuple[str | None, Change]]:
+        """Every change of commits ``after`` + 1 .. ``upto``, in order, with its memory's tenant.
+
+        For derived data kept per tenant outside the store (recall's indexes): what
+        other writers changed, told apart by tenant without reading the memories.
+        """
+        v.count("after", after, optional=False)
+        v.count("upto", upto, optional=False)
+        with self._core.lock:
+            self._core.check_open()
+            found = self._core.backend.commits(after=after, upto=upto, newest_first=False)
+        return [
+            (tenant, change)
+            for commit, tenants in found
+            for change, tenant in zip(commit.changes, tenants, strict=True)
+        ]
 
     def cache_dir(self, name: str, *, root: str | Path | None = None) -> Path | None:
         """The folder of this host for derived data ``name`` (say "recall") of this store.

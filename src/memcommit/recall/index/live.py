@@ -326,18 +326,21 @@ class StoreIndex:
             return False
         since, self.seen = self.seen, head  # before applying: a save it makes finds none left
         try:
-            changes = self.store.diff(since, head)
-            ids = list(dict.fromkeys(c.memory_id for c in changes))
+            changes = self.store.tenant_changes(since, head)
+            # only the open tenants' memories are read: other tenants' writes cost nothing
+            open_here = self.tenants
+            ids = [c.memory_id for t, c in changes if c.memory_id and t in open_here]
+            ids = list(dict.fromkeys(ids))
             if len(ids) > CATCH_UP_LIMIT:
                 self.tenants.clear()  # cheaper to open each tenant again when next asked
                 self._damage.clear()
             _erase_elsewhere(self, changes)  # (after the clear: it erases theirs too)
             if self.tenants:
-                self._apply([i for i in ids if i])
+                self._apply(ids)
         except BaseException:
             self.seen = since  # applied again next time: putting a memory twice changes nothing
             raise
-        return any(change.op == "purge" for change in changes)
+        return any(change.op == "purge" for _, change in changes)
 
     def _on_commit(self, commit: Commit) -> None:
         """Note the commit's memories; they are indexed at the next recall.
@@ -442,15 +445,14 @@ def _caught_up(
     )
 
 
-def _erase_elsewhere(live: StoreIndex, changes: Iterable[Change]) -> None:
-    """Delete this host's snapshots of the tenants not open in ``live`` that ``changes`` purged
-    from. Open tenants are written again when the purge is applied to them."""
-    purged = [c.memory_id for c in changes if c.op == "purge" and c.memory_id]
+def _erase_elsewhere(live: StoreIndex, changes: Iterable[tuple[str | None, Change]]) -> None:
+    """Delete this host's snapshots of the tenants not open in ``live`` that ``changes`` (each
+    with its tenant) purged from. Open tenants are written again when the purge is applied."""
+    purged = {t for t, c in changes if c.op == "purge" and c.memory_id and t is not None}
     directory = live.directory if purged else None
     if directory is None:
         return
-    tenants = {m.tenant for m in live.store.find(ids=purged, live=False)}
-    files.erase(directory, [snapshot_name(t) for t in tenants if t not in live.tenants])
+    files.erase(directory, [snapshot_name(t) for t in sorted(purged) if t not in live.tenants])
 
 
 def _built_from(tenant: str, memories: list[Memory]) -> TenantIndex:
