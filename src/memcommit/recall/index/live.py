@@ -230,8 +230,7 @@ class StoreIndex:
                     if erasing:
                         files.erase(path.parent, [path.name])
                     return None
-                # a purge that landed meanwhile may have deleted the file just replaced: write
-                # again (other commits only leave it behind, which readers catch up)
+                # again only if a purge landed meanwhile (it may have deleted the file replaced)
                 if not self._catch_up() or self.seen == written:
                     self._saved[tenant] = written
                     return path
@@ -327,10 +326,8 @@ class StoreIndex:
         since, self.seen = self.seen, head  # before applying: a save it makes finds none left
         try:
             changes = self.store.tenant_changes(since, head)
-            # only the open tenants' memories are read: other tenants' writes cost nothing
-            open_here = self.tenants
-            ids = [c.memory_id for t, c in changes if c.memory_id and t in open_here]
-            ids = list(dict.fromkeys(ids))
+            mine = [c.memory_id for t, c in changes if c.memory_id and t in self.tenants]
+            ids = list(dict.fromkeys(mine))  # (other tenants' memories are not read)
             if len(ids) > CATCH_UP_LIMIT:
                 self.tenants.clear()  # cheaper to open each tenant again when next asked
                 self._damage.clear()
