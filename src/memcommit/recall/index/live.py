@@ -332,8 +332,7 @@ class StoreIndex:
                 self.tenants.clear()  # cheaper to open each tenant again when next asked
                 self._damage.clear()
             _erase_elsewhere(self, changes)  # (after the clear: it erases theirs too)
-            if self.tenants:
-                self._apply(ids)
+            self._apply(ids)  # (nothing once cleared: no tenant is open)
         except BaseException:
             self.seen = since  # applied again next time: putting a memory twice changes nothing
             raise
