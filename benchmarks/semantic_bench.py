@@ -8,14 +8,15 @@ index and its int8 vector rows are built once, written as the snapshot and its
 vector file (cached under ``--cache``, by size and the vector file's block size),
 then every figure comes from FRESH child processes:
 
-- memcommit: cold = open the snapshot and the vector file + the first hybrid
-  recall (max_records=10); warm p50/p95 of hybrid recalls, and of lexical
-  recalls (``hybrid=False``) in the same process, alternating, as wall time and
-  as the process's CPU time (on a loaded machine the longer call is preempted
-  more, which the wall clock's ratio shows and the CPU's does not); RSS after
-  them; then how much of the exact scan's dense top 10 and top 100 the candidate stage kept (the
-  sign-code Hamming stage is approximate, see recall/index/dense.py). The query
-  embedder gives a fixed random unit vector per query text (no model time).
+- memcommit: hybrid and lexical (``hybrid=False``) recalls, each mode in its own
+  fresh process over the same queries in the same order: cold = open the
+  snapshot and the vector file + the first recall (max_records=10); warm p50/p95
+  of the rest, as wall time and as the process's CPU time; RSS after them. Each
+  process pays its own first reads of a term's postings and of a vector row (a
+  mode run after the other in one process would find them read already); then
+  how much of the exact scan's dense top 10 and top 100 the candidate stage kept
+  (the sign-code Hamming stage is approximate, see recall/index/dense.py). The
+  query embedder gives a fixed random unit vector per query text (no model time).
 - peer, numpy brute force: the same vectors as a float32 ``.npy`` file, mapped;
   cold = map + the first exact top-10 (``V @ q``, ``argpartition``); warm p50;
   RSS. (usearch/faiss are not installed here.)
@@ -126,8 +127,8 @@ def readable(folder: Path) -> bool:
     return True
 
 
-def child_memcommit(folder: str, qs: list[str]) -> dict:
-    """Cold open + first hybrid recall, then warm hybrid and lexical recalls."""
+def child_memcommit(folder: str, qs: list[str], hybrid: bool) -> dict:
+    """Cold open + the first recall, then warm recalls, all hybrid or all lexical."""
     start = time.perf_counter()
     from memcommit.model import Memory
     from memcommit.recall import recall
@@ -151,19 +152,21 @@ def child_memcommit(folder: str, qs: list[str]) -> dict:
         raise AssertionError("the vector file holds every row")
 
     source = Source(index, load, True, QueryVectors(), no_vectors)
-    recall(source, qs[0], tenant=TENANT, max_records=10, now=NOW)
+    recall(source, qs[0], tenant=TENANT, max_records=10, now=NOW, hybrid=hybrid)
     cold = time.perf_counter() - start
-    hybrid, lexical, cpu = [], [], {"hybrid": [], "lexical": []}
+    wall, cpu = [], []
     for q in qs[1:]:
-        for kind, times, fused in (("hybrid", hybrid, True), ("lexical", lexical, False)):
-            start, used = time.perf_counter(), time.process_time()
-            recall(source, q, tenant=TENANT, max_records=10, now=NOW, hybrid=fused)
-            times.append(time.perf_counter() - start)
-            cpu[kind].append(time.process_time() - used)
+        start, used = time.perf_counter(), time.process_time()
+        recall(source, q, tenant=TENANT, max_records=10, now=NOW, hybrid=hybrid)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - used)
     rss = rss_mb()
-    found = candidate_recall(index.dense[EMBEDDER], [QueryVectors().embed([q])[0] for q in qs])
-    return {"import": imported, "cold": cold, "hybrid": hybrid, "lexical": lexical, "rss": rss,
-            "candidates": found, "cpu": cpu}  # fmt: skip
+    found = None
+    if hybrid:
+        vectors = [QueryVectors().embed([q])[0] for q in qs]
+        found = candidate_recall(index.dense[EMBEDDER], vectors)
+    return {"import": imported, "cold": cold, "warm": wall, "cpu": cpu, "rss": rss,
+            "candidates": found}  # fmt: skip
 
 
 def candidate_recall(rows, vectors: list[np.ndarray]) -> dict[str, float]:
@@ -235,8 +238,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.child:
         spec = json.loads(Path(args.child).read_text())
-        run = child_memcommit if spec["kind"] == "memcommit" else child_numpy
-        print(json.dumps(run(spec["folder"], spec["queries"])))
+        folder, qs = spec["folder"], spec["queries"]
+        if spec["kind"] == "numpy":
+            print(json.dumps(child_numpy(folder, qs)))
+        else:
+            print(json.dumps(child_memcommit(folder, qs, spec["kind"] == "hybrid")))
         return 0
     compile_memcommit()
     from memcommit.recall.index import vectorfile
@@ -246,25 +252,26 @@ def main(argv: list[str] | None = None) -> int:
     folder = args.cache / f"semantic-{args.memories}-format{FORMAT}-blocks{vectorfile.BLOCK}"
     build(folder, args.memories)
     qs = queries(corpus(min(args.memories, 20_000)), args.queries)
-    runs = {"memcommit": [], "numpy": []}
-    for p in range(args.processes):  # alternate, so both see the same machine
+    runs: dict[str, list[dict]] = {"hybrid": [], "lexical": [], "numpy": []}
+    for p in range(args.processes):  # alternate, so all see the same machine
         for kind in runs:
             runs[kind].append(child(kind, folder, qs if not p else qs[p : p + 2]))
-    ours, peer = runs["memcommit"][0], runs["numpy"][0]
-    cold = statistics.median(r["cold"] for r in runs["memcommit"]) * 1e3
-    peer_cold = statistics.median(r["cold"] for r in runs["numpy"]) * 1e3
-    hybrid, lexical, brute = _ms(ours["hybrid"]), _ms(ours["lexical"]), _ms(peer["warm"])
+    ours, plain, peer = runs["hybrid"][0], runs["lexical"][0], runs["numpy"][0]
+
+    def cold(kind: str) -> float:
+        return statistics.median(r["cold"] for r in runs[kind]) * 1e3
+
+    hybrid, lexical, brute = _ms(ours["warm"]), _ms(plain["warm"]), _ms(peer["warm"])
     print(f"\n{args.memories:,} memories with {DIMS}-dim vectors, one tenant, top 10")
     print(f"{'':34}{'cold ms':>10}{'p50 ms':>10}{'p95 ms':>10}{'RSS MB':>10}")
     line = "{:34}{:>10.1f}{:>10.2f}{:>10.2f}{:>10.0f}"
-    print(line.format("memcommit hybrid", cold, hybrid, _ms(ours["hybrid"], 0.95), ours["rss"]))
-    print(line.format("memcommit lexical (same process)", float("nan"), lexical,
-                      _ms(ours["lexical"], 0.95), ours["rss"]))  # fmt: skip
-    print(line.format("numpy brute force float32", peer_cold, brute, _ms(peer["warm"], 0.95),
-                      peer["rss"]))  # fmt: skip
+    for name, kind, run in (("memcommit hybrid", "hybrid", ours),
+                            ("memcommit lexical", "lexical", plain),
+                            ("numpy brute force float32", "numpy", peer)):  # fmt: skip
+        print(line.format(name, cold(kind), _ms(run["warm"]), _ms(run["warm"], 0.95), run["rss"]))
     print(f"\nhybrid p50 / lexical p50: {hybrid / lexical:.2f}x; "
           f"hybrid p50 / numpy brute force p50: {hybrid / brute:.2f}x")  # fmt: skip
-    cpu_hybrid, cpu_lexical = _ms(ours["cpu"]["hybrid"]), _ms(ours["cpu"]["lexical"])
+    cpu_hybrid, cpu_lexical = _ms(ours["cpu"]), _ms(plain["cpu"])
     print(f"CPU time p50 (what a loaded machine's wall clock hides): hybrid {cpu_hybrid:.2f} ms,"
           f" lexical {cpu_lexical:.2f} ms, {cpu_hybrid / cpu_lexical:.2f}x")  # fmt: skip
     kept = ours["candidates"]

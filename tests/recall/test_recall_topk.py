@@ -23,6 +23,7 @@ from memcommit.recall.index.columns import NO_START, iso_micros, iso_micros_many
 from memcommit.recall.index.tenant import TenantIndex
 from memcommit.recall.pipeline.filters import PASSED, Scope, apply, passes
 from memcommit.recall.scoring import maxscore
+from memcommit.recall.scoring.bm25 import StemBm25Search
 from memcommit.recall.scoring.components import Components
 from memcommit.recall.scoring.cosine import CosineSearch
 from memcommit.recall.scoring.memory import MemoryScorer
@@ -128,6 +129,59 @@ def test_a_rare_word_spares_the_common_postings():
     assert sorted(docs.tolist()) == sorted(order[: len(docs)].tolist())
     assert values.tolist() == everything[docs].tolist()
     assert len(read) < len(found)  # the last level, every posting, was never read
+
+
+def _tracked(found):
+    """The levels, each noting itself in ``read`` when it is read."""
+    read = []
+    return read, [lambda level=level: read.append(level) or level() for level in found]
+
+
+def test_common_words_only_are_decided_by_the_best_parts_of_each():
+    """No term of "river stone" is rare enough for a level of terms; each term's highest
+    BM25 parts (an impact level) decide the top 5 before every posting is summed."""
+    index = TenantIndex("a")
+    index.put_many(BANKS[1])
+    search = StemBm25Search(index, Counter(["river", "stone"]), 1.2, 1.0)
+    assert all(len(term.docs) > 2 * maxscore.FIRST_TOP for term in search.terms)
+    read, tracked = _tracked(search.levels())
+    docs, values = maxscore.best(tracked, 5)
+    everything = search.all()
+    kth = np.sort(everything)[-5]
+    assert sorted(docs.tolist()) == np.flatnonzero(everything >= kth).tolist()
+    assert values.tolist() == everything[docs].tolist()
+    assert len(read) < len(tracked)  # the last level, every posting, was never read
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(sorted(BANKS)),
+    st.lists(st.sampled_from([*COMMON, "w0", "w1", "w3", "w20", "w250"]), min_size=1, max_size=4),
+    st.sampled_from([1, 3, 16, 256]),
+    st.integers(1, 300),
+    st.sampled_from([1.0, 2.5]),
+)
+def test_impact_levels_give_exactly_the_top_k(seed, words, first, count, factor):
+    """Whatever level decides, the top ``count`` of a BM25 search and every document tied
+    with its last are those of summing every posting, with the same values; with the
+    ceilings scaled by ``factor`` too (what the default scorer's factors may add)."""
+    index = TenantIndex("a")
+    index.put_many(BANKS[seed])
+    search = StemBm25Search(index, Counter(words), 1.2, 1.0)
+    first_top = maxscore.FIRST_TOP
+    maxscore.FIRST_TOP = first
+    try:
+        found = search.levels(factor=factor)
+    finally:
+        maxscore.FIRST_TOP = first_top
+    docs, values = maxscore.best(found, count)
+    everything = search.all()
+    matched = np.flatnonzero(everything)
+    if len(matched) > count:
+        kth = np.sort(everything[matched])[-count]
+        matched = matched[everything[matched] >= kth]
+    assert docs.tolist() == matched.tolist()
+    assert values.tolist() == everything[docs].tolist()
 
 
 def test_best_reads_levels_until_one_decides():

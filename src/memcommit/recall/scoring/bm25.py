@@ -72,6 +72,24 @@ class Bm25Search(TermSearch):
 
         return term.weight * self.memo(("bm25 bound", term.key, self.k1, self.b), highest)
 
+    def _top(self, term: Term, count: int) -> tuple[np.ndarray, float]:
+        """The documents of ``term``'s ``count`` highest parts (ascending), and the
+        ``count + 1``-th highest part: the most it adds to any other document."""
+
+        def parts() -> np.ndarray:
+            return self._part(1.0, term.counts, term.docs)
+
+        def top() -> tuple[np.ndarray, float]:
+            unit = self.memo(("bm25 parts", term.key, self.k1, self.b), parts)
+            if len(unit) <= count:
+                return term.docs, 0.0
+            cut = len(unit) - count - 1  # the highest ``count`` lie after it
+            at = np.argpartition(unit, cut)
+            return np.sort(term.docs[at[cut + 1 :]]), float(unit[at[cut]])
+
+        docs, below = self.memo(("bm25 top", term.key, self.k1, self.b, count), top)
+        return docs, term.weight * below
+
 
 class StemBm25Search(Bm25Search):
     """BM25 where each query term counts every stored term with its stem ("hiking": "hiked")."""

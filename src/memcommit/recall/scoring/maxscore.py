@@ -9,6 +9,16 @@ candidate beats the ceiling, no document outside can reach the top k, and the
 common terms' long postings are only looked up for the candidates, never
 summed over. The last level holds every match (ceiling 0), so the search is
 always exact; it only stops early when it may.
+
+A formula that can rank each term's own parts (BM25, whose part of a document
+depends on that document alone) adds impact levels: the union of every term's
+``n`` highest-part documents, whose ceiling is the sum of each term's
+``n + 1``-th highest part (a document outside holds each term at most that
+much), for ``n`` = 256, 1,024, 4,096, ... (the threshold algorithm of Fagin et
+al. 2001, in blocks). A query of common words only ("as baba") has no level of
+terms small enough to read: at a million memories its top 100 summed 0.9 M
+documents, 50-110 ms, where the best 1,024 of each term usually decide.
+Levels of both kinds are read smallest first.
 """
 
 from __future__ import annotations
@@ -30,6 +40,13 @@ SMALL = 30_000
 SHARE = 4
 #: Relative margin on a ceiling, above any rounding in the sum of bounds.
 SLACK = 1e-9
+#: The first impact level takes each term's this many highest-part documents ...
+FIRST_TOP = 256
+#: ... and each next one this many times more.
+TOP_GROWTH = 4
+
+#: A term's ``n`` highest-part documents (ascending) and the most it adds to any other.
+Top = Callable[[int], tuple[np.ndarray, float]]
 
 
 def levels(
@@ -38,25 +55,35 @@ def levels(
     value_of: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     everything: Callable[[], Level],
     factor: float = 1.0,
+    tops: Sequence[Top] | None = None,
 ) -> list[Callable[[], Level]]:
-    """Ever wider levels of candidates; the last is ``everything``.
+    """Ever wider levels of candidates, smallest first; the last is ``everything``.
 
     ``postings`` are each term's documents (ascending) and ``bounds`` what
     the term adds at most; ``value_of(docs)`` scores a level's candidates
     exactly (and may add documents a candidate lends score to). ``factor``
-    scales every ceiling: what a sum may be multiplied by afterwards.
+    scales every ceiling: what a sum may be multiplied by afterwards. ``tops``
+    (one per term, when the formula ranks parts) give the impact levels.
     """
     order = sorted(range(len(postings)), key=lambda t: -bounds[t])
-    out: list[Callable[[], Level]] = []
+    found: list[tuple[int, Callable[[], Level]]] = []  # (most candidates, level)
     limit = max(SMALL, sum(len(docs) for docs in postings) // SHARE)
     for j in range(1, len(order)):
         chosen = [postings[t] for t in order[:j]]
-        if sum(len(docs) for docs in chosen) > limit:
+        size = sum(len(docs) for docs in chosen)
+        if size > limit:
             break
         ceiling = sum(bounds[t] for t in order[j:]) * factor * (1.0 + SLACK)
-        out.append(functools.partial(_level, chosen, ceiling, value_of))
-    out.append(everything)
-    return out
+        found.append((size, functools.partial(_level, chosen, ceiling, value_of)))
+    count, longest = FIRST_TOP, max((len(docs) for docs in postings), default=0)
+    while tops is not None and count < longest:
+        size = sum(min(count, len(docs)) for docs in postings)
+        if size > limit:
+            break
+        found.append((size, functools.partial(_top_level, tops, count, factor, value_of)))
+        count *= TOP_GROWTH
+    found.sort(key=lambda sized: sized[0])  # (stable: terms before impacts at a size)
+    return [level for _, level in found] + [everything]
 
 
 def _level(
@@ -66,6 +93,19 @@ def _level(
 ) -> Level:
     docs, values = value_of(union(chosen))
     return docs, values, ceiling
+
+
+def _top_level(
+    tops: Sequence[Top],
+    count: int,
+    factor: float,
+    value_of: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> Level:
+    """Every term's ``count`` highest-part documents; the ceiling: the sum of what each
+    term adds at most to a document outside its own ``count``."""
+    chosen, below = zip(*(top(count) for top in tops), strict=True)
+    docs, values = value_of(union(list(chosen)))
+    return docs, values, sum(below) * factor * (1.0 + SLACK)
 
 
 def union(arrays: Sequence[np.ndarray]) -> np.ndarray:

@@ -21,6 +21,7 @@ given formula) and cached in the index only while it is unchanged.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -77,6 +78,12 @@ class TermSearch(ABC):
     @abstractmethod
     def _bound(self, term: Term) -> float:
         """The most ``term`` adds to any document's (finished) score."""
+
+    def _top(self, term: Term, count: int) -> tuple[np.ndarray, float] | None:
+        """``term``'s ``count`` documents of highest part (ascending) and the most it adds
+        to any other document's finished score; None (the default): a formula whose
+        finished score is not a sum of parts each document has alone."""
+        return None
 
     def _finish(self, sums: np.ndarray, hits: np.ndarray, docs: np.ndarray) -> None:
         """Turn the sums at ``hits`` (those of ``docs``) into scores, in place; sums by default."""
@@ -153,7 +160,10 @@ class TermSearch(ABC):
             return docs, found, 0.0
 
         postings = [term.docs for term in self.terms]
-        return maxscore.levels(postings, self.bounds, values, everything, factor)
+        tops = None
+        if self.terms and self._top(self.terms[0], 1) is not None:
+            tops = [functools.partial(self._top, term) for term in self.terms]
+        return maxscore.levels(postings, self.bounds, values, everything, factor, tops)
 
     def _candidates(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return docs, self.of(docs)
