@@ -8,12 +8,14 @@ over `memcommit.recall.scoring.search`'s one search.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 
 import numpy as np
 
 from memcommit.recall.index.tenant import TenantIndex
+from memcommit.recall.scoring import maxscore
 from memcommit.recall.scoring.search import Term, TermSearch
 
 _EMPTY = (np.zeros(0, dtype=np.int32), np.zeros(0))
@@ -71,6 +73,9 @@ class Bm25Search(TermSearch):
             return float(self._part(1.0, term.counts, term.docs).max())
 
         return term.weight * self.memo(("bm25 bound", term.key, self.k1, self.b), highest)
+
+    def _tops(self) -> list[maxscore.Top]:
+        return [functools.partial(self._top, term) for term in self.terms]
 
     def _top(self, term: Term, count: int) -> tuple[np.ndarray, float]:
         """The documents of ``term``'s ``count`` highest parts (ascending), and the

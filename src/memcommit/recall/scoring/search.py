@@ -21,7 +21,6 @@ given formula) and cached in the index only while it is unchanged.
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -79,10 +78,10 @@ class TermSearch(ABC):
     def _bound(self, term: Term) -> float:
         """The most ``term`` adds to any document's (finished) score."""
 
-    def _top(self, term: Term, count: int) -> tuple[np.ndarray, float] | None:
-        """``term``'s ``count`` documents of highest part (ascending) and the most it adds
-        to any other document's finished score; None (the default): a formula whose
-        finished score is not a sum of parts each document has alone."""
+    def _tops(self) -> list[maxscore.Top] | None:
+        """Per term, its ``n`` documents of highest part (ascending) and the most it adds to
+        any other document's finished score, for the impact levels; None (the default): a
+        formula whose finished score is not a sum of parts each document has alone."""
         return None
 
     def _finish(self, sums: np.ndarray, hits: np.ndarray, docs: np.ndarray) -> None:
@@ -160,10 +159,7 @@ class TermSearch(ABC):
             return docs, found, 0.0
 
         postings = [term.docs for term in self.terms]
-        tops = None
-        if self.terms and self._top(self.terms[0], 1) is not None:
-            tops = [functools.partial(self._top, term) for term in self.terms]
-        return maxscore.levels(postings, self.bounds, values, everything, factor, tops)
+        return maxscore.levels(postings, self.bounds, values, everything, factor, self._tops())
 
     def _candidates(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return docs, self.of(docs)
