@@ -70,9 +70,19 @@ class Bm25Search(TermSearch):
 
     def _bound(self, term: Term) -> float:
         def highest() -> float:
-            return float(self._part(1.0, term.counts, term.docs).max())
+            return float(self._unit_parts(term).max())
 
         return term.weight * self.memo(("bm25 bound", term.key, self.k1, self.b), highest)
+
+    def _unit_parts(self, term: Term) -> np.ndarray:
+        """What ``term`` adds to each of its documents at weight 1 (its bound and its
+        impact levels read one pass over its postings, kept while the index is unchanged)."""
+
+        def parts() -> np.ndarray:
+            return self._part(1.0, term.counts, term.docs)
+
+        found: np.ndarray = self.memo(("bm25 parts", term.key, self.k1, self.b), parts)
+        return found
 
     def _tops(self) -> list[maxscore.Top]:
         return [functools.partial(self._top, term) for term in self.terms]
@@ -81,11 +91,8 @@ class Bm25Search(TermSearch):
         """The documents of ``term``'s ``count`` highest parts (ascending), and the
         ``count + 1``-th highest part: the most it adds to any other document."""
 
-        def parts() -> np.ndarray:
-            return self._part(1.0, term.counts, term.docs)
-
         def top() -> tuple[np.ndarray, float]:
-            unit = self.memo(("bm25 parts", term.key, self.k1, self.b), parts)
+            unit = self._unit_parts(term)
             if len(unit) <= count:
                 return term.docs, 0.0
             cut = len(unit) - count - 1  # the highest ``count`` lie after it
