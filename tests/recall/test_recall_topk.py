@@ -10,6 +10,8 @@ the common terms' postings to be skipped.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
@@ -227,6 +229,35 @@ def test_best_reads_levels_until_one_decides():
     best_docs, _ = maxscore.best(levels, 10)
     assert sorted(best_docs.tolist()) == sorted(np.argsort(-values)[:10].tolist())
     assert len(read) == 2
+
+
+def test_a_memo_shared_by_threads_gives_each_the_values_of_its_documents():
+    """An explanation's parts and a ranking's widening may read one search's memo from two
+    threads: each call gets the values of its own documents, whatever the others write."""
+    memo = maxscore.Memo()
+    errors: list[str] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        for _ in range(3_000):
+            docs = np.unique(rng.integers(0, 400, size=int(rng.integers(1, 60))))
+            try:
+                if not np.array_equal(memo(docs, lambda d: d * 2.0), docs * 2.0):
+                    errors.append(f"wrong values for {docs.tolist()}")
+            except Exception as exc:  # (the old memo: documents of one call, values of another)
+                errors.append(repr(exc))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
 
 
 def test_union_of_sorted_arrays():

@@ -152,12 +152,14 @@ class Memo:
     """
 
     def __init__(self) -> None:
-        self._docs = np.zeros(0, dtype=np.int64)
-        self._values = np.zeros(0)
+        #: The documents seen (ascending) and their values: one tuple, replaced whole, so a
+        #: thread reading it (an explanation's parts beside a ranking widening) never
+        #: sees new documents with old values.
+        self._known: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=np.int64), np.zeros(0))
 
     def __call__(self, docs: np.ndarray, compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """The values of ``docs`` (ascending, unique), those not seen yet by ``compute``."""
-        known, known_values = self._docs, self._values
+        known, known_values = self._known
         values = np.empty(len(docs))
         if len(known) and len(docs) > len(known):  # a wider level: place the known in it
             at = np.minimum(np.searchsorted(docs, known), len(docs) - 1)
@@ -175,13 +177,13 @@ class Memo:
         if fresh.any():
             values[fresh] = compute(docs[fresh])
         if int(seen.sum()) == len(known):  # nested levels: docs holds everything seen
-            self._docs, self._values = docs, values
+            self._known = docs, values
         else:
             merged = union([known, docs])
-            self._values = np.empty(len(merged))
-            self._values[np.searchsorted(merged, known)] = known_values
-            self._values[np.searchsorted(merged, docs)] = values
-            self._docs = merged
+            merged_values = np.empty(len(merged))
+            merged_values[np.searchsorted(merged, known)] = known_values
+            merged_values[np.searchsorted(merged, docs)] = values
+            self._known = merged, merged_values
         return values
 
 
