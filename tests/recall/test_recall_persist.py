@@ -205,6 +205,32 @@ def test_a_build_reads_its_memories_a_page_at_a_time(make_store, now, monkeypatc
     assert answers(again, "t", now) == expected
 
 
+@pytest.mark.parametrize(
+    ("added", "opened"),
+    [
+        (15, "loaded, caught up 15 memories"),  # past the limit, fewer than the snapshot holds
+        (25, "built: snapshot 25 memories behind, it holds 20"),  # more than it holds
+    ],
+)
+def test_a_snapshot_far_behind_is_caught_up_unless_behind_by_more_than_it_holds(
+    make_store, now, monkeypatch, added, opened
+):
+    """A writer keeping a big tenant's snapshot every twentieth (`upkeep.KEEP_SHARE`) leaves
+    it more than `CATCH_UP_LIMIT` behind from 400,000 memories on: reading back fewer
+    memories than it holds costs less than rebuilding from every one."""
+    monkeypatch.setattr(live, "CATCH_UP_LIMIT", 10)
+    store = make_store("s.db")
+    fill(store, now, count=20)
+    recall(store, "alpha", tenant="t", now=now)
+    fill(make_store("s.db"), now, count=added, prefix="late")
+    again = make_store("s.db")
+    expected = answers(again, "t", now)
+    assert store_index(again).opened["t"] == opened
+    fresh = make_store("s.db")
+    store_index(fresh).rebuild("t")
+    assert answers(fresh, "t", now) == expected
+
+
 def test_builds_report_to_the_callback_given_while_a_block_runs(make_store, now):
     store = make_store("s.db")
     fill(store, now, count=25)  # no recall yet: no snapshot

@@ -54,7 +54,9 @@ from memcommit.recall.index.tenant import TenantIndex
 from memcommit.store.protocols import StoreLike, ViewLike
 from memcommit.store.store import backing_store
 
-#: Past this many changed memories, catching up drops the indexes (rebuilt on next use).
+#: Past this many changed memories, catching up drops the indexes (rebuilt on next use);
+#: a snapshot is rebuilt instead of caught up only past this many and past its own size
+#: (reading back fewer memories than it holds costs less than reading every one).
 CATCH_UP_LIMIT = 20_000
 #: A snapshot caught up by at least this many changed memories is written again.
 RESAVE_AFTER = 1_000
@@ -434,8 +436,8 @@ def _caught_up(
         return [], False
     changes = store.tenant(tenant).diff(seq, seen)
     ids = list(dict.fromkeys(c.memory_id for c in changes if c.memory_id))
-    if len(ids) > CATCH_UP_LIMIT:
-        return f"built: snapshot {len(ids)} memories behind"
+    if len(ids) > max(CATCH_UP_LIMIT, len(index)):
+        return f"built: snapshot {len(ids)} memories behind, it holds {len(index)}"
     return ids, put_versions(
         index, [m for m in store.find(ids=ids, live=False) if m.tenant == tenant]
     )
