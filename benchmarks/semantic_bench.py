@@ -269,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
                             ("memcommit lexical", "lexical", plain),
                             ("numpy brute force float32", "numpy", peer)):  # fmt: skip
         print(line.format(name, cold(kind), _ms(run["warm"]), _ms(run["warm"], 0.95), run["rss"]))
+    imported = statistics.median(r["import"] for r in runs["hybrid"] + runs["lexical"]) * 1e3
+    print(f"(cold leaves out importing memcommit's recall modules: {imported:.0f} ms)")
     print(f"\nhybrid p50 / lexical p50: {hybrid / lexical:.2f}x; "
           f"hybrid p50 / numpy brute force p50: {hybrid / brute:.2f}x")  # fmt: skip
     cpu_hybrid, cpu_lexical = _ms(ours["cpu"]), _ms(plain["cpu"])
