@@ -262,3 +262,51 @@ def test_an_agents_answers_name_the_commit_they_landed_in(two):
         passing.add("another writer")
     assert agent.remember("the editor is vim", request_id="r-1") == kept  # a retry: no commit
     assert first.head.seq == passing.result.seq
+
+
+_AWKWARD = [
+    "it's",
+    "''",
+    "back\\slash \\' and \\\\",
+    "'); DROP TABLE commits; --",
+    "$$dollar$$ quoted $tag$",
+    "E'\\x41' ünïcödé ✓ 🧠",
+    "line\nbreak\ttab\r",
+]
+
+
+@pytest.mark.parametrize("conforming", ["on", "off"])
+def test_what_a_commit_quotes_in_lands_as_it_was_given(pg_url, conforming):
+    """An unordered commit's values go to the server quoted in by hand where
+    ``standard_conforming_strings`` is on (`postgres_sequence._quoted`) and by psycopg's
+    client cursor where it is off: quotes, backslashes, dollars and SQL in a message, an
+    author or a memory land exactly as given, and the chain verifies."""
+    with memcommit.open(pg_url(), pool_size=1) as store:
+        backend = store._core.backend
+        with backend._pool.connection() as conn:
+            conn.execute(f"SET standard_conforming_strings = {conforming}")
+        for text in _AWKWARD:
+            with store.commit(message=text, author=text) as tx:
+                added = tx.add(text, key=text, tags=[text], metadata={text: text})
+                assert tx.unordered
+            assert tx.result.message == text
+            assert store.get(added.id) == added and added.content == text
+        assert [(c.message, c.author) for c in store.log()][: len(_AWKWARD)] == [
+            (text, text) for text in reversed(_AWKWARD)
+        ]
+        assert store.verify().ok and store.check().ok
+
+
+def test_the_ordering_and_flush_statements_are_prepared_again_when_one_is_dropped(pg_url):
+    """A session that lost only some of what an unordered commit executes (a DEALLOCATE)
+    has just those prepared again; the commit lands once."""
+    with memcommit.open(pg_url(), pool_size=1) as store:
+        with store.commit(message="prepares") as tx:
+            tx.add("first")
+        backend = store._core.backend
+        with backend._pool.connection() as conn:
+            conn.execute("DEALLOCATE memcommit_order")
+        with store.commit(message="after the deallocate") as tx:
+            tx.add("lands")
+        assert tx.result.seq == 2 and [c.seq for c in store.log()] == [2, 1]
+        assert store.verify().ok

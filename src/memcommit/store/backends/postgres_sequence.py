@@ -105,12 +105,13 @@ ARGUMENTS = (
 SEQUENCE = _sequence() % {name: f"${i}" for i, (name, _) in enumerate(ARGUMENTS, 1)}
 #: The name `SEQUENCE` is prepared under, on each connection that lands an unordered commit.
 PREPARED = "memcommit_sequence"
+#: ... the writers' ordering (`Landing._ordering`, with `SEQUENCE`'s generic plan: the plans
+#: of its first executions are not made one by one), and each flush statement, beside it.
+ORDER, FLUSHES = "memcommit_order", "memcommit_flush_"
 _CALL = f"EXECUTE {PREPARED} ({', '.join(['%s'] * len(ARGUMENTS))})"
-_PREPARE = (
-    f"PREPARE {PREPARED} ({', '.join(kind for _, kind in ARGUMENTS)}) AS {SEQUENCE};"
-    # the session, to be told from a later one of the same pid should its connection be lost
-    " SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
-).encode()
+_PREPARE = f"PREPARE {PREPARED} ({', '.join(kind for _, kind in ARGUMENTS)}) AS {SEQUENCE}"
+#: The session, to be told from a later one of the same pid should its connection be lost.
+_MY_SESSION = "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
 #: Where a commit whose connection was lost is looked for: at its expected seq or later,
 #: by the random part of its id (the server numbers it, the writer draws the rest).
 _LOOK_FOR = "seq >= %s AND substr(id, 13) = %s"
@@ -124,6 +125,22 @@ def _template_shape(rows: common.Rows) -> tuple[tuple[str, ...], frozenset[str]]
     columns = rows.template_columns
     names = (*(c.name for c in columns), common.SALT.name, common.DIGEST.name)
     return names, frozenset(c.name for c in columns if c.codec == "time")
+
+
+def _quoted(conn: psycopg.Connection, values: list[Any]) -> str | None:
+    """``values`` (text or None, and the commit's time) as SQL literals, comma-separated.
+
+    Written by hand (quotes doubled), not by a client cursor's adapters: a tenth of a
+    writer's CPU per commit. Only where that is the whole of quoting, the server's
+    ``standard_conforming_strings`` (backslashes are plain); None where it is off, or
+    where a value holds a NUL (text cannot, and the client cursor says so).
+    """
+    if conn.pgconn.parameter_status(b"standard_conforming_strings") != b"on":
+        return None
+    texts = [value.isoformat() if isinstance(value, datetime) else value for value in values]
+    if any(text is not None and "\x00" in text for text in texts):
+        return None
+    return ", ".join("NULL" if t is None else "'" + t.replace("'", "''") + "'" for t in texts)
 
 
 class Sequencing(Landing):
@@ -245,26 +262,49 @@ class Sequencing(Landing):
             return
         super().commit()
 
-    def _prepare(self, conn: psycopg.Connection) -> None:
-        cur = conn.execute(_PREPARE)
-        cur.nextset()
+    def _prepare(self, conn: psycopg.Connection, *, again: bool = False) -> None:
+        """Prepare on ``conn`` what an unordered commit executes, in one round trip: its
+        ordering, `SEQUENCE` and its flushes (``again``: those the session lost)."""
+        held = set()
+        if again:  # (a DISCARD ALL drops them all; a DEALLOCATE perhaps one)
+            held = {name for (name,) in conn.execute("SELECT name FROM pg_prepared_statements")}
+        calls = self._ordering.removeprefix("SELECT ")
+        wanted = {
+            ORDER: f"SELECT set_config('plan_cache_mode', 'force_generic_plan', true), {calls}",
+            **{f"{FLUSHES}{i}": text for i, text in enumerate(self._flush)},
+        }
+        texts = [f"PREPARE {name} AS {text}" for name, text in wanted.items() if name not in held]
+        if PREPARED not in held:
+            texts.append(_PREPARE)
+        cur = conn.execute("; ".join((*texts, _MY_SESSION)).encode())
+        while cur.nextset():  # the last result is the session
+            pass
         self._prepared[conn] = cur.fetchone() or ()
 
     def _send_sequenced(self, conn: psycopg.Connection) -> tuple[Any, ...]:
         """The unordered commit in one round trip: BEGIN, the lock, `SEQUENCE`, COMMIT, flush.
 
-        One simple query with its values quoted in: `SEQUENCE` runs prepared (once per
-        connection), so the server only plans it once, and the client makes one call.
+        Every statement but BEGIN and COMMIT runs prepared (once per connection), so
+        the server parses and plans none of them again; `SEQUENCE`'s values are
+        quoted in (`_quoted`), so the client makes one simple query.
         """
         params = self._sequenced
         assert params is not None
-        text = "; ".join((BEGIN, self._ordering, _CALL, "COMMIT", *self._flush))
+        values = [params[name] for name, _ in ARGUMENTS]
+        flushes = tuple(f"EXECUTE {FLUSHES}{i}" for i in range(len(self._flush)))
         for prepare in (conn not in self._prepared, True):
             if prepare:
-                self._prepare(conn)
+                self._prepare(conn, again=conn in self._prepared)
+            quoted = _quoted(conn, values)
+            call = _CALL if quoted is None else f"EXECUTE {PREPARED} ({quoted})"
+            text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *flushes))
             try:
-                with psycopg.ClientCursor(conn) as cur:
-                    cur.execute(text, [params[name] for name, _ in ARGUMENTS])
+                if quoted is None:
+                    cur = psycopg.ClientCursor(conn)
+                    cur.execute(text, values)
+                else:
+                    cur = conn.execute(text.encode(), prepare=False)
+                with cur:
                     for _ in range(2):  # BEGIN's, the lock's: the commit's row is the third
                         cur.nextset()
                     row = cur.fetchone()
