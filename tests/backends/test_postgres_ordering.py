@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memcommit
+from memcommit.store.backends import postgres_sequence
 from memcommit.store.pending import UNORDERED_MOST
 
 pytestmark = pytest.mark.postgres
@@ -275,31 +276,65 @@ _AWKWARD = [
 ]
 
 
-@pytest.mark.parametrize("conforming", ["on", "off"])
-def test_what_a_commit_quotes_in_lands_as_it_was_given(pg_url, conforming):
-    """An unordered commit's values go to the server quoted in by hand where
-    ``standard_conforming_strings`` is on (`postgres_sequence._quoted`) and by psycopg's
-    client cursor where it is off: quotes, backslashes, dollars and SQL in a message, an
-    author or a memory land exactly as given, and the chain verifies."""
-    with memcommit.open(pg_url(), pool_size=1) as store:
+@pytest.mark.parametrize(
+    ("conforming", "encoding"), [("on", "UTF8"), ("off", "UTF8"), ("on", "LATIN1")]
+)
+def test_what_a_commit_quotes_in_lands_as_it_was_given(pg_url, conforming, encoding):
+    """An unordered commit's values go to the server quoted in by hand on a UTF-8
+    connection (`postgres_sequence._quoted`), whatever ``standard_conforming_strings``,
+    and by psycopg's client cursor on any other: quotes, backslashes, dollars and SQL in
+    a message, an author or a memory land exactly as given, and the chain verifies."""
+    with memcommit.open(pg_url(client_encoding=encoding), pool_size=1) as store:
         backend = store._core.backend
         with backend._pool.connection() as conn:
             conn.execute(f"SET standard_conforming_strings = {conforming}")
-        for text in _AWKWARD:
+        for text in _AWKWARD if encoding == "UTF8" else ["café ü", "it's \\ é"]:
             with store.commit(message=text, author=text) as tx:
                 added = tx.add(text, key=text, tags=[text], metadata={text: text})
                 assert tx.unordered
             assert tx.result.message == text
             assert store.get(added.id) == added and added.content == text
-        assert [(c.message, c.author) for c in store.log()][: len(_AWKWARD)] == [
-            (text, text) for text in reversed(_AWKWARD)
-        ]
+            assert [(c.message, c.author) for c in store.log(limit=1)] == [(text, text)]
         assert store.verify().ok and store.check().ok
 
 
-def test_the_ordering_and_flush_statements_are_prepared_again_when_one_is_dropped(pg_url):
+def test_hand_quoting_reads_the_same_whatever_the_server_was_last_heard_to_say(pg_url):
+    """`_quoted` writes literals that read as given with ``standard_conforming_strings``
+    on and off, so a reload the client has not heard of yet changes nothing; it leaves
+    a connection in another encoding than UTF-8, and a NUL, to the client cursor."""
+    with (
+        memcommit.open(pg_url(), pool_size=1) as store,
+        store._core.backend._pool.connection() as conn,
+    ):
+        for conforming in ("on", "off"):
+            conn.execute(f"SET standard_conforming_strings = {conforming}")
+            for text in _AWKWARD:
+                quoted = postgres_sequence._quoted(conn, [text, None])
+                assert quoted is not None
+                assert conn.execute(f"SELECT {quoted}".encode()).fetchone() == (text, None)
+        assert postgres_sequence._quoted(conn, ["a\x00b"]) is None
+        conn.execute("SET client_encoding = 'LATIN1'")
+        assert postgres_sequence._quoted(conn, ["plain"]) is None
+
+
+def test_the_commit_statement_runs_its_generic_plan_from_the_first_commit(pg_url):
+    """`SEQUENCE` is never planned for its values: PostgreSQL would plan its first five
+    executions one by one before settling on the generic plan."""
+    with memcommit.open(pg_url(), pool_size=1) as store:
+        for n in range(3):
+            with store.commit(message=f"c{n}") as tx:
+                tx.add(f"memory {n}")
+        with store._core.backend._pool.connection() as conn:
+            plans = conn.execute(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+                " WHERE name = 'memcommit_sequence'"
+            ).fetchone()
+    assert plans == (3, 0)
+
+
+def test_the_ordering_statement_is_prepared_again_when_it_alone_is_dropped(pg_url):
     """A session that lost only some of what an unordered commit executes (a DEALLOCATE)
-    has just those prepared again; the commit lands once."""
+    has just that prepared again; the commit lands once."""
     with memcommit.open(pg_url(), pool_size=1) as store:
         with store.commit(message="prepares") as tx:
             tx.add("first")

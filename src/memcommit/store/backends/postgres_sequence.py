@@ -105,9 +105,10 @@ ARGUMENTS = (
 SEQUENCE = _sequence() % {name: f"${i}" for i, (name, _) in enumerate(ARGUMENTS, 1)}
 #: The name `SEQUENCE` is prepared under, on each connection that lands an unordered commit.
 PREPARED = "memcommit_sequence"
-#: ... the writers' ordering (`Landing._ordering`, with `SEQUENCE`'s generic plan: the plans
-#: of its first executions are not made one by one), and each flush statement, beside it.
-ORDER, FLUSHES = "memcommit_order", "memcommit_flush_"
+#: ... and the writers' ordering beside it (`Landing._ordering`, with `SEQUENCE`'s generic
+#: plan: the plans of its first executions are not made one by one). Both run before COMMIT:
+#: one the session lost fails the commit before anything of it landed.
+ORDER = "memcommit_order"
 _CALL = f"EXECUTE {PREPARED} ({', '.join(['%s'] * len(ARGUMENTS))})"
 _PREPARE = f"PREPARE {PREPARED} ({', '.join(kind for _, kind in ARGUMENTS)}) AS {SEQUENCE}"
 #: The session, to be told from a later one of the same pid should its connection be lost.
@@ -130,17 +131,22 @@ def _template_shape(rows: common.Rows) -> tuple[tuple[str, ...], frozenset[str]]
 def _quoted(conn: psycopg.Connection, values: list[Any]) -> str | None:
     """``values`` (text or None, and the commit's time) as SQL literals, comma-separated.
 
-    Written by hand (quotes doubled), not by a client cursor's adapters: a tenth of a
-    writer's CPU per commit. Only where that is the whole of quoting, the server's
-    ``standard_conforming_strings`` (backslashes are plain); None where it is off, or
-    where a value holds a NUL (text cannot, and the client cursor says so).
+    Written by hand, not by a client cursor's adapters (a tenth of a writer's CPU
+    per commit): ``E'...'`` with backslashes, then quotes, doubled, which reads the
+    same whatever the server's ``standard_conforming_strings`` (a reload may change
+    it between what the client last heard and the query it reads next). None, for
+    the client cursor, where the connection's encoding is not UTF-8 (the query is
+    sent in UTF-8) or a value holds a NUL (text cannot; the client cursor says so).
     """
-    if conn.pgconn.parameter_status(b"standard_conforming_strings") != b"on":
+    if conn.pgconn.parameter_status(b"client_encoding") != b"UTF8":
         return None
     texts = [value.isoformat() if isinstance(value, datetime) else value for value in values]
     if any(text is not None and "\x00" in text for text in texts):
         return None
-    return ", ".join("NULL" if t is None else "'" + t.replace("'", "''") + "'" for t in texts)
+    return ", ".join(
+        "NULL" if t is None else "E'" + t.replace("\\", "\\\\").replace("'", "''") + "'"
+        for t in texts
+    )
 
 
 class Sequencing(Landing):
@@ -263,17 +269,14 @@ class Sequencing(Landing):
         super().commit()
 
     def _prepare(self, conn: psycopg.Connection, *, again: bool = False) -> None:
-        """Prepare on ``conn`` what an unordered commit executes, in one round trip: its
-        ordering, `SEQUENCE` and its flushes (``again``: those the session lost)."""
+        """Prepare on ``conn``, in one round trip, what an unordered commit executes before
+        its COMMIT: its ordering and `SEQUENCE` (``again``: those the session lost)."""
         held = set()
-        if again:  # (a DISCARD ALL drops them all; a DEALLOCATE perhaps one)
+        if again:  # (a DISCARD ALL drops both; a DEALLOCATE perhaps one)
             held = {name for (name,) in conn.execute("SELECT name FROM pg_prepared_statements")}
         calls = self._ordering.removeprefix("SELECT ")
-        wanted = {
-            ORDER: f"SELECT set_config('plan_cache_mode', 'force_generic_plan', true), {calls}",
-            **{f"{FLUSHES}{i}": text for i, text in enumerate(self._flush)},
-        }
-        texts = [f"PREPARE {name} AS {text}" for name, text in wanted.items() if name not in held]
+        order = f"SELECT set_config('plan_cache_mode', 'force_generic_plan', true), {calls}"
+        texts = [f"PREPARE {ORDER} AS {order}"] if ORDER not in held else []
         if PREPARED not in held:
             texts.append(_PREPARE)
         cur = conn.execute("; ".join((*texts, _MY_SESSION)).encode())
@@ -284,20 +287,19 @@ class Sequencing(Landing):
     def _send_sequenced(self, conn: psycopg.Connection) -> tuple[Any, ...]:
         """The unordered commit in one round trip: BEGIN, the lock, `SEQUENCE`, COMMIT, flush.
 
-        Every statement but BEGIN and COMMIT runs prepared (once per connection), so
-        the server parses and plans none of them again; `SEQUENCE`'s values are
-        quoted in (`_quoted`), so the client makes one simple query.
+        The lock and `SEQUENCE` run prepared (once per connection), so the server
+        parses and plans neither again; `SEQUENCE`'s values are quoted in
+        (`_quoted`), so the client makes one simple query.
         """
         params = self._sequenced
         assert params is not None
         values = [params[name] for name, _ in ARGUMENTS]
-        flushes = tuple(f"EXECUTE {FLUSHES}{i}" for i in range(len(self._flush)))
         for prepare in (conn not in self._prepared, True):
             if prepare:
                 self._prepare(conn, again=conn in self._prepared)
             quoted = _quoted(conn, values)
             call = _CALL if quoted is None else f"EXECUTE {PREPARED} ({quoted})"
-            text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *flushes))
+            text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *self._flush))
             try:
                 if quoted is None:
                     cur = psycopg.ClientCursor(conn)
