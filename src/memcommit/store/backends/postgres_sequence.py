@@ -301,6 +301,7 @@ class Sequencing(Landing):
             call = _CALL if quoted is None else f"EXECUTE {PREPARED} ({quoted})"
             text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *self._flush))
             try:
+                cur: psycopg.Cursor[Any]
                 if quoted is None:
                     cur = psycopg.ClientCursor(conn)
                     cur.execute(text, values)
