@@ -301,13 +301,11 @@ class Sequencing(Landing):
             call = _CALL if quoted is None else f"EXECUTE {PREPARED} ({quoted})"
             text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *self._flush))
             try:
-                cur: psycopg.Cursor[Any]
-                if quoted is None:
-                    cur = psycopg.ClientCursor(conn)
-                    cur.execute(text, values)
-                else:
-                    cur = conn.execute(text.encode(), prepare=False)
-                with cur:
+                with conn.cursor() if quoted is not None else psycopg.ClientCursor(conn) as cur:
+                    if quoted is not None:
+                        cur.execute(text.encode(), prepare=False)
+                    else:
+                        cur.execute(text, values)
                     for _ in range(2):  # BEGIN's, the lock's: the commit's row is the third
                         cur.nextset()
                     row = cur.fetchone()
