@@ -271,6 +271,7 @@ _AWKWARD = [
     "back\\slash \\' and \\\\",
     "'); DROP TABLE commits; --",
     "$$dollar$$ quoted $tag$",
+    "100% of %s and %(name)s",
     "E'\\x41' ünïcödé ✓ 🧠",
     "line\nbreak\ttab\r",
 ]

@@ -294,18 +294,16 @@ class Sequencing(Landing):
         params = self._sequenced
         assert params is not None
         values = [params[name] for name, _ in ARGUMENTS]
+        quoted = _quoted(conn, values)
+        call = _CALL if quoted is None else f"EXECUTE {PREPARED} ({quoted})"
+        text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *self._flush))
         for prepare in (conn not in self._prepared, True):
             if prepare:
                 self._prepare(conn, again=conn in self._prepared)
-            quoted = _quoted(conn, values)
-            call = _CALL if quoted is None else f"EXECUTE {PREPARED} ({quoted})"
-            text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *self._flush))
             try:
-                with conn.cursor() if quoted is not None else psycopg.ClientCursor(conn) as cur:
-                    if quoted is not None:
-                        cur.execute(text.encode(), prepare=False)
-                    else:
-                        cur.execute(text, values)
+                cursor = psycopg.ClientCursor(conn) if quoted is None else conn.cursor()
+                with cursor as cur:
+                    cur.execute(text, values if quoted is None else None, prepare=False)
                     for _ in range(2):  # BEGIN's, the lock's: the commit's row is the third
                         cur.nextset()
                     row = cur.fetchone()
