@@ -318,19 +318,24 @@ def test_hand_quoting_reads_the_same_whatever_the_server_was_last_heard_to_say(p
         assert postgres_sequence._quoted(conn, ["plain"]) is None
 
 
-def test_the_commit_statement_runs_its_generic_plan_from_the_first_commit(pg_url):
-    """`SEQUENCE` is never planned for its values: PostgreSQL would plan its first five
-    executions one by one before settling on the generic plan."""
+def test_the_commit_statements_run_their_generic_plans_from_the_first_commit(pg_url):
+    """Neither commit statement (one version, or several as JSON) is planned for its
+    values: PostgreSQL would plan their first five executions one by one before
+    settling on the generic plan."""
     with memcommit.open(pg_url(), pool_size=1) as store:
         for n in range(3):
             with store.commit(message=f"c{n}") as tx:
                 tx.add(f"memory {n}")
+            with store.commit(message=f"two {n}") as tx:
+                tx.add(f"memory {n}a")
+                tx.add(f"memory {n}b")
         with store._core.backend._pool.connection() as conn:
             plans = conn.execute(
-                "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
-                " WHERE name = 'memcommit_sequence'"
-            ).fetchone()
-    assert plans == (3, 0)
+                "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements"
+                " WHERE name LIKE 'memcommit_sequence%' ORDER BY name"
+            ).fetchall()
+        assert store.verify().ok
+    assert plans == [("memcommit_sequence", 3, 0), ("memcommit_sequence_one", 3, 0)]
 
 
 def test_the_ordering_statement_is_prepared_again_when_it_alone_is_dropped(pg_url):

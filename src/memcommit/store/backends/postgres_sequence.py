@@ -20,12 +20,12 @@ went, and the memories it returned take their final seq and time.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import threading
 import time
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -37,6 +37,7 @@ from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
 from memcommit.store.backends.postgres_landing import BEGIN, IDLE, TIP, TIP_SQL, Landing
+from memcommit.store.backends.rows import TEMPLATE_COLUMNS
 from memcommit.store.backends.writes import SEAL_FIRST
 from memcommit.store.records import to_text
 
@@ -47,32 +48,28 @@ _DIGEST = (
     f"encode(sha256(convert_to(replace(replace({{text}}, chr({ord(seals.SEQ_MARK)}), m.seq::text),"
     f" chr({ord(seals.TIME_MARK)}), m.tt), 'UTF8')), 'hex')"
 )
+#: The columns of a version a commit fills in: its time, its seq, the digest (`dg`, in `d`).
+_FROM_COMMIT = {
+    "created_at": "m.time",
+    "updated_at": "m.time",
+    "created_commit": "m.seq",
+    "updated_commit": "m.seq",
+    "digest": "d.dg",
+}
 
 
-def _sequence() -> str:
+def _sequence(versions: str, digests: str, insert: str) -> str:
     """Under the writers' lock, one statement: the commit numbered after the tip, and its versions.
 
     Its time is never before the tip's; its hash is taken over the canonical header
-    (`seals.commit_header`) and its versions' digests in order, as `writes` does. The
-    versions come as a JSON array of objects by column (``%(versions)s``), each with its
-    template in ``digest``; the columns a commit fills in are taken from the commit.
+    (`seals.commit_header`) and its versions' digests in order, as `writes` does.
+    ``versions`` makes `d`, the versions with their digests (``dg``) computed once;
+    ``digests`` is their concatenation in order, ``insert`` writes them.
     """
-    commit_value = {
-        "created_at": "m.time",
-        "updated_at": "m.time",
-        "created_commit": "m.seq",
-        "updated_commit": "m.seq",
-        "digest": _DIGEST.format(text="r.digest"),
-    }
-    values = ", ".join(commit_value.get(c.field, f"r.{c.name}") for c in common.VERSION_ROW)
     header = (
         "'[\"memcommit-commit/1\",' || coalesce('\"' || m.parent_hash || '\"', 'null') || ','"
         " || m.seq || ',\"' || m.id || '\",' || coalesce('\"' || m.parent || '\"', 'null')"
         " || ',\"' || m.tt || '\",' || %(tail)s"
-    )
-    digests = (
-        f"(SELECT string_agg({_DIGEST.format(text='e.v->>$$digest$$')}, '' ORDER BY e.n)"
-        " FROM json_array_elements(%(versions)s::json) WITH ORDINALITY AS e (v, n))"
     )
     return (
         "WITH tip AS (SELECT seq, id, hash, time FROM commits ORDER BY seq DESC LIMIT 1),"
@@ -81,36 +78,91 @@ def _sequence() -> str:
         " FROM (VALUES (1)) AS one (x) LEFT JOIN tip AS t ON true),"
         " m AS (SELECT n.*, lpad(to_hex(n.seq), 12, '0') || %(rand)s AS id,"
         " to_char(n.time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"') AS tt"
-        " FROM n),"
+        f" FROM n), d AS ({versions}),"
         f" c AS (INSERT INTO commits ({common.names(common.COMMIT)})"
         " SELECT m.seq, m.id, m.parent, m.time, %(author)s, %(message)s,"
         f" encode(sha256(convert_to({header} || {digests}, 'UTF8')), 'hex'), %(changes)s"
         f" FROM m RETURNING {TIP}),"
-        f" v AS (INSERT INTO versions ({common.names(common.VERSION_ROW)}) SELECT {values}"
-        " FROM m, json_populate_recordset(NULL::versions, %(versions)s::json) AS r)"
-        " SELECT * FROM c"
+        f" v AS ({insert}) SELECT * FROM c"
     )
 
 
-#: `SEQUENCE`'s parameters, in the order `PREPARE` numbers them.
-ARGUMENTS = (
+def _many() -> str:
+    """`_sequence` of any number of versions, given as a JSON array of objects by column
+    (``%(versions)s``), each with its template in ``digest``."""
+    values = ", ".join(_FROM_COMMIT.get(c.field, f"d.{c.name}") for c in common.VERSION_ROW)
+    return _sequence(
+        f"SELECT r.*, {_DIGEST.format(text='r.digest')} AS dg FROM m,"
+        " json_populate_recordset(NULL::versions, %(versions)s::json) WITH ORDINALITY AS r",
+        "(SELECT string_agg(d.dg, '' ORDER BY d.ordinality) FROM d)",
+        f"INSERT INTO versions ({common.names(common.VERSION_ROW)}) SELECT {values} FROM m, d",
+    )
+
+
+def _one(template: tuple[str, ...]) -> str:
+    """`_sequence` of one version, its ``template`` columns given one by one (their types
+    those of the columns they go to): no JSON for the server to parse."""
+    given = {name: f"%({name})s" for name in template}
+
+    def value(c: common.Column) -> str:
+        if c.field in _FROM_COMMIT:
+            return f"(SELECT {_FROM_COMMIT[c.field]} FROM m, d)"
+        return given.get(c.name, "NULL")
+
+    values = ", ".join(value(c) for c in common.VERSION_ROW)
+    return _sequence(
+        f"SELECT {_DIGEST.format(text=given['digest'] + '::text')} AS dg FROM m",
+        "(SELECT dg FROM d)",
+        f"INSERT INTO versions ({common.names(common.VERSION_ROW)}) VALUES ({values})",
+    )
+
+
+#: A template's values (`Rows.version_template`) by column name, and those that are times.
+TEMPLATE = (*(c.name for c in TEMPLATE_COLUMNS), common.SALT.name, common.DIGEST.name)
+_TIMES = frozenset(c.name for c in TEMPLATE_COLUMNS if c.codec == "time")
+#: A commit's parameters, in the order `PREPARE` numbers them, and their types.
+_COMMIT_ARGUMENTS = (
     ("time", "timestamptz"),
     ("rand", "text"),
     ("author", "text"),
     ("message", "text"),
     ("tail", "text"),
-    ("versions", "text"),
     ("changes", "text"),
 )
-SEQUENCE = _sequence() % {name: f"${i}" for i, (name, _) in enumerate(ARGUMENTS, 1)}
-#: The name `SEQUENCE` is prepared under, on each connection that lands an unordered commit.
-PREPARED = "memcommit_sequence"
-#: ... and the writers' ordering beside it (`Landing._ordering`, with `SEQUENCE`'s generic
-#: plan: the plans of its first executions are not made one by one). Both run before COMMIT:
-#: one the session lost fails the commit before anything of it landed.
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A commit statement (`_sequence`), prepared under ``name`` on each connection that
+    lands an unordered commit: its parameters are the commit's, then its versions'."""
+
+    name: str
+    text: str
+    #: The parameters after the commit's, in order (their types are the columns they fill).
+    versions: tuple[str, ...]
+
+    @property
+    def prepare(self) -> str:
+        types = ", ".join(kind for _, kind in _COMMIT_ARGUMENTS)
+        names = {name: f"${i}" for i, name in enumerate(self.names, 1)}
+        return f"PREPARE {self.name} ({types}) AS {self.text % names}"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (*(name for name, _ in _COMMIT_ARGUMENTS), *self.versions)
+
+    def call(self, values: str | None = None) -> str:
+        """EXECUTE with ``values`` quoted in, or with placeholders for a client cursor."""
+        return f"EXECUTE {self.name} ({values or ', '.join(['%s'] * len(self.names))})"
+
+
+#: Any number of versions, as JSON; one version, column by column (most commits).
+SEQUENCE = Statement("memcommit_sequence", _many(), ("versions",))
+SEQUENCE_ONE = Statement("memcommit_sequence_one", _one(TEMPLATE), TEMPLATE)
+#: ... and the writers' ordering beside them (`Landing._ordering`, with their generic
+#: plans: the plans of their first executions are not made one by one). All run before
+#: COMMIT: one the session lost fails the commit before anything of it landed.
 ORDER = "memcommit_order"
-_CALL = f"EXECUTE {PREPARED} ({', '.join(['%s'] * len(ARGUMENTS))})"
-_PREPARE = f"PREPARE {PREPARED} ({', '.join(kind for _, kind in ARGUMENTS)}) AS {SEQUENCE}"
 #: The session, to be told from a later one of the same pid should its connection be lost.
 _MY_SESSION = "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
 #: Where a commit whose connection was lost is looked for: at its expected seq or later,
@@ -120,16 +172,19 @@ _LOOK_FOR = "seq >= %s AND substr(id, 13) = %s"
 _SESSION = "FROM pg_stat_activity WHERE pid = %s AND backend_start = %s"
 
 
-@functools.cache
-def _template_shape(rows: common.Rows) -> tuple[tuple[str, ...], frozenset[str]]:
-    """The column names of a template's values (`Rows.version_template`), and of its times."""
-    columns = rows.template_columns
-    names = (*(c.name for c in columns), common.SALT.name, common.DIGEST.name)
-    return names, frozenset(c.name for c in columns if c.codec == "time")
+def _texts(values: list[Any]) -> list[str | None]:
+    """``values`` as the text the server reads each from (None stays None)."""
+    return [
+        v if v is None or isinstance(v, str)
+        else v.isoformat() if isinstance(v, datetime)
+        else ("true" if v else "false") if isinstance(v, bool)
+        else repr(v)
+        for v in values
+    ]  # fmt: skip
 
 
-def _quoted(conn: psycopg.Connection, values: list[Any]) -> str | None:
-    """``values`` (text or None, and the commit's time) as SQL literals, comma-separated.
+def _quoted(conn: psycopg.Connection, texts: list[str | None]) -> str | None:
+    """``texts`` (`_texts`) as SQL literals, comma-separated.
 
     Written by hand, not by a client cursor's adapters (a tenth of a writer's CPU
     per commit): ``E'...'`` with backslashes, then quotes, doubled, which reads the
@@ -140,7 +195,6 @@ def _quoted(conn: psycopg.Connection, values: list[Any]) -> str | None:
     """
     if conn.pgconn.parameter_status(b"client_encoding") != b"UTF8":
         return None
-    texts = [value.isoformat() if isinstance(value, datetime) else value for value in values]
     if any(text is not None and "\x00" in text for text in texts):
         return None
     return ", ".join(
@@ -165,8 +219,8 @@ class Sequencing(Landing):
     _order_hook: Callable[[], None] | None = None
     #: Whether the open commit is unordered (`begin_unordered`, until `order`).
     _unordered: bool = False
-    #: The unordered commit queued by `write`: its `SEQUENCE` parameters.
-    _sequenced: dict[str, Any] | None = None
+    #: The unordered commit queued by `write`: its statement and parameters (`Statement`).
+    _sequenced: tuple[Statement, list[Any]] | None = None
     #: Where the last commit landed unordered went (`landed`).
     _landed_row: tuple[Any, ...] | None = None
     #: The connections `SEQUENCE` is prepared on, each with its server session (pid, start).
@@ -241,23 +295,18 @@ class Sequencing(Landing):
         c = batch.commit
         changes = common.changes_text(batch)
         template = self.rows.version_template
-        names, times = _template_shape(self.rows)
         salts = seals.salts(len(batch.versions))
-        versions = []
-        for m, salt in zip(batch.versions, salts, strict=True):
-            row = template(m, salt)
-            versions.append(
-                {n: to_text(v) if n in times else v for n, v in zip(names, row, strict=True)}
-            )
-        self._sequenced = {
-            "time": c.time,
-            "rand": c.id[12:],
-            "author": c.author,
-            "message": c.message,
-            "tail": _compact([c.author, c.message, changes])[1:],
-            "versions": _compact(versions),
-            "changes": changes,
-        }
+        rows = [template(m, salt) for m, salt in zip(batch.versions, salts, strict=True)]
+        tail = _compact([c.author, c.message, changes])[1:]
+        values = [c.time, c.id[12:], c.author, c.message, tail, changes]
+        if len(rows) == 1:
+            self._sequenced = (SEQUENCE_ONE, [*values, *rows[0]])
+            return
+        versions = [
+            {n: to_text(v) if n in _TIMES else v for n, v in zip(TEMPLATE, row, strict=True)}
+            for row in rows
+        ]
+        self._sequenced = (SEQUENCE, [*values, _compact(versions)])
 
     def commit(self) -> None:
         if self._sequenced is not None:  # unordered: the server orders it as it lands
@@ -277,8 +326,7 @@ class Sequencing(Landing):
         calls = self._ordering.removeprefix("SELECT ")
         order = f"SELECT set_config('plan_cache_mode', 'force_generic_plan', true), {calls}"
         texts = [f"PREPARE {ORDER} AS {order}"] if ORDER not in held else []
-        if PREPARED not in held:
-            texts.append(_PREPARE)
+        texts.extend(st.prepare for st in (SEQUENCE, SEQUENCE_ONE) if st.name not in held)
         cur = conn.execute("; ".join((*texts, _MY_SESSION)).encode())
         while cur.nextset():  # the last result is the session
             pass
@@ -291,11 +339,11 @@ class Sequencing(Landing):
         parses and plans neither again; `SEQUENCE`'s values are quoted in
         (`_quoted`), so the client makes one simple query.
         """
-        params = self._sequenced
-        assert params is not None
-        values = [params[name] for name, _ in ARGUMENTS]
-        quoted = _quoted(conn, values)
-        call = _CALL if quoted is None else f"EXECUTE {PREPARED} ({quoted})"
+        assert self._sequenced is not None
+        statement, values = self._sequenced
+        texts = _texts(values)
+        quoted = _quoted(conn, texts)
+        call = statement.call(quoted)
         text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *self._flush))
         for prepare in (conn not in self._prepared, True):
             if prepare:
@@ -303,7 +351,7 @@ class Sequencing(Landing):
             try:
                 cursor = psycopg.ClientCursor(conn) if quoted is None else conn.cursor()
                 with cursor as cur:
-                    cur.execute(text, values if quoted is None else None, prepare=False)
+                    cur.execute(text, texts if quoted is None else None, prepare=False)
                     for _ in range(2):  # BEGIN's, the lock's: the commit's row is the third
                         cur.nextset()
                     row = cur.fetchone()
@@ -325,7 +373,7 @@ class Sequencing(Landing):
         ``pool_size + 1`` times, so it lands once or is reported as not landed.
         """
         assert self._sequenced is not None
-        mark = ((self._tip[0] + 1) if self._tip else 1, self._sequenced["rand"])
+        mark = ((self._tip[0] + 1) if self._tip else 1, self._sequenced[1][1])  # (seq, rand)
         try:
             for attempt in range(self._pool.max_size + 1):
                 if self._tx is None:

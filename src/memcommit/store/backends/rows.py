@@ -31,6 +31,9 @@ _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 Row = Sequence[Any]
 #: ``(memory, end_seq, salt, erased)`` -> the row of `VERSION_ROW`, its digest computed.
 VersionEncoder = Callable[[Memory, "int | None", "str | None", "str | None"], tuple[Any, ...]]
+#: The `MEMORY` columns a new memory's first version has before its commit is ordered:
+#: all but the commit's own (`seals.COMMIT_FIELDS`), in `MEMORY` order.
+TEMPLATE_COLUMNS = tuple(c for c in MEMORY if c.field not in seals.COMMIT_FIELDS)
 
 
 #: Each codec's value as stored, from the model's ``{v}`` (``m.field``), and back from the
@@ -87,7 +90,7 @@ class Rows:
         self.seals = e = seals.Encoders(MEMORY, times_are_text=d.time_out is to_text)
         namespace.update(e.namespace)
         fields_ = ", ".join(c.field for c in MEMORY)
-        unordered = [c for c in MEMORY if c.field not in seals.COMMIT_FIELDS]
+        unordered = TEMPLATE_COLUMNS
         # the body's hash, then the digest (`seals`), inline: one call per version saved
         digest = (
             "    body = erased if salt is None else sha({body}.encode()).hexdigest()\n"
@@ -124,7 +127,7 @@ class Rows:
             "version_template"
         ]  # type: ignore[assignment]
         #: The `MEMORY` columns a template carries, in its order.
-        self.template_columns = tuple(unordered)
+        self.template_columns = TEMPLATE_COLUMNS
 
     def commit(self, row: Row) -> tuple[Commit, list[str | None]]:
         """A Commit, and the tenant of each change, from a row of `COMMIT`."""
