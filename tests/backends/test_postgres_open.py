@@ -144,6 +144,32 @@ def test_a_read_only_open_refuses_a_schema_it_would_have_to_write(pg_url, admin)
         assert undone in reader.backend.applied_migrations() and reader.check().ok
 
 
+@pytest.mark.parametrize("column", ["seq", "end_seq"])
+def test_check_finds_a_version_that_names_no_stored_commit(pg_url, admin, column):
+    """No foreign key checks a version's commits on every write (migration 0006): the
+    writers keep the rule, and `check` finds a version that breaks it, as on SQLite."""
+    url = pg_url()
+    with memcommit.open(url) as store:
+        with store.commit() as tx:
+            kept = tx.add("kept")
+        with store.commit() as tx:
+            tx.update(kept.id, content="changed")  # version 1 ends at commit 2
+        schema = schema_of(url)
+        links = admin.execute(
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid = %s::regclass",
+            (f'"{schema}".versions',),
+        )
+        assert links.fetchone() == (0,)
+        assert store.check().ok
+        admin.execute(
+            f'UPDATE "{schema}".versions SET {column} = 99 WHERE id = %s AND version = 1',
+            (kept.id,),
+        )
+        report = store.check()
+    assert not report.ok
+    assert any("not written by a stored commit" in p for p in report.problems)
+
+
 def test_repr_echoes_the_url_as_typed_with_the_password_masked(pg_url, postgres_server):
     url = pg_url()
     with memcommit.open(url) as store:

@@ -10,13 +10,12 @@ SAMPLE = 5
 
 
 def invariants(
-    *, is_not: str, seq_hex: str, bounds: tuple[str, str], one_current: str, current_version: str
+    *, is_not: str, seq_hex: str, one_current: str, current_version: str
 ) -> tuple[tuple[str, str], ...]:
     """(what, query) of every invariant, given the dialect's spelling of a few expressions.
 
     ``is_not``: the null-safe "differs" operator; ``seq_hex``: a seq as 12 lowercase
-    hex digits; ``bounds``: the (what, query) of the check on versions' seq and end_seq;
-    ``one_current``: the number of current versions of a memory, ``current_version``:
+    hex digits; ``one_current``: the number of current versions of a memory, ``current_version``:
     the version number of its current one (both aggregates over a memory's versions).
     """
     return (
@@ -35,7 +34,13 @@ def invariants(
             "commit id does not carry its seq",
             f"SELECT seq, id FROM commits WHERE length(id) != 32 OR substr(id, 1, 12) != {seq_hex}",
         ),
-        bounds,
+        (  # kept by the writers, not by foreign keys (PostgreSQL's migration 0006)
+            "memory version not written by a stored commit",
+            "SELECT v.id, v.version, v.seq, v.end_seq FROM versions v"
+            " WHERE NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.seq)"
+            " OR (v.end_seq IS NOT NULL AND (v.end_seq < v.seq"
+            " OR NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.end_seq)))",
+        ),
         (
             "memory versions not numbered 1..n with exactly one current (the last)",
             "SELECT id, count(*), max(version) FROM versions GROUP BY id"

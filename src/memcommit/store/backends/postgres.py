@@ -63,15 +63,10 @@ POSTGRES = common.Dialect(
     has_key="r.metadata::jsonb ? %s",
     step_order="step NULLS FIRST",
 )
-#: The shared invariants (`sql.invariants`) in PostgreSQL's spelling; foreign keys need
-#: no check here because PostgreSQL enforces them on every write.
+#: The shared invariants (`sql.invariants`) in PostgreSQL's spelling.
 CHECKS = common.invariants(
     is_not="IS DISTINCT FROM",
     seq_hex="lpad(to_hex(seq), 12, '0')",
-    bounds=(
-        "memory version ends before it begins",
-        "SELECT id, version, seq, end_seq FROM versions WHERE end_seq < seq",
-    ),
     one_current="count(*) FILTER (WHERE end_seq IS NULL)",
     current_version="max(version) FILTER (WHERE end_seq IS NULL)",
 )

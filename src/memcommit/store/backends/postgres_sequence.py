@@ -103,17 +103,13 @@ def _one(template: tuple[str, ...]) -> str:
     """`_sequence` of one version, its ``template`` columns given one by one (their types
     those of the columns they go to): no JSON for the server to parse."""
     given = {name: f"%({name})s" for name in template}
-
-    def value(c: common.Column) -> str:
-        if c.field in _FROM_COMMIT:
-            return f"(SELECT {_FROM_COMMIT[c.field]} FROM m, d)"
-        return given.get(c.name, "NULL")
-
-    values = ", ".join(value(c) for c in common.VERSION_ROW)
+    values = ", ".join(
+        _FROM_COMMIT.get(c.field, given.get(c.name, "NULL")) for c in common.VERSION_ROW
+    )
     return _sequence(
         f"SELECT {_DIGEST.format(text=given['digest'] + '::text')} AS dg FROM m",
         "(SELECT dg FROM d)",
-        f"INSERT INTO versions ({common.names(common.VERSION_ROW)}) VALUES ({values})",
+        f"INSERT INTO versions ({common.names(common.VERSION_ROW)}) SELECT {values} FROM m, d",
     )
 
 
@@ -195,11 +191,13 @@ def _quoted(conn: psycopg.Connection, texts: list[str | None]) -> str | None:
     """
     if conn.pgconn.parameter_status(b"client_encoding") != b"UTF8":
         return None
-    if any(text is not None and "\x00" in text for text in texts):
+    if "\x00" in "".join([t for t in texts if t is not None]):
         return None
     return ", ".join(
-        "NULL" if t is None else "E'" + t.replace("\\", "\\\\").replace("'", "''") + "'"
-        for t in texts
+        [
+            "NULL" if t is None else "E'" + t.replace("\\", "\\\\").replace("'", "''") + "'"
+            for t in texts
+        ]
     )
 
 

@@ -79,13 +79,6 @@ SQLITE = common.Dialect(
 CHECKS = common.invariants(
     is_not="IS NOT",
     seq_hex="substr(printf('%012x', seq), 1, 12)",
-    bounds=(
-        "memory version not written by a stored commit",
-        "SELECT v.id, v.version, v.seq FROM versions v"
-        " WHERE NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.seq)"
-        " OR (v.end_seq IS NOT NULL AND (v.end_seq < v.seq"
-        " OR NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.end_seq)))",
-    ),
     one_current="sum(end_seq IS NULL)",
     current_version="max(CASE WHEN end_seq IS NULL THEN version END)",
 )
