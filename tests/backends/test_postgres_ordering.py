@@ -10,6 +10,7 @@ they landed in. Two Store objects on one schema stand for two writers.
 
 from __future__ import annotations
 
+import enum
 import threading
 from datetime import datetime, timedelta, timezone
 
@@ -316,6 +317,23 @@ def test_hand_quoting_reads_the_same_whatever_the_server_was_last_heard_to_say(p
         assert postgres_sequence._quoted(conn, ["a\x00b"]) is None
         conn.execute("SET client_encoding = 'LATIN1'")
         assert postgres_sequence._quoted(conn, ["plain"]) is None
+
+
+def test_values_go_to_the_server_as_the_text_of_their_value():
+    """`_texts`: what a one-memory commit quotes in, column by column (`_quoted`)."""
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Share(float):
+        def __repr__(self) -> str:
+            return "Share(...)"
+
+    when = datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
+    values = ["text", None, True, False, 7, Level.HIGH, 0.1, Share(0.25), when]
+    assert postgres_sequence._texts(values) == [
+        "text", None, "true", "false", "7", "3", "0.1", "0.25", "2026-01-02T03:04:05.000006+00:00"
+    ]  # fmt: skip
 
 
 def test_the_commit_statements_run_their_generic_plans_from_the_first_commit(pg_url):

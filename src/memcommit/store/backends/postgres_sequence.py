@@ -169,12 +169,14 @@ _SESSION = "FROM pg_stat_activity WHERE pid = %s AND backend_start = %s"
 
 
 def _texts(values: list[Any]) -> list[str | None]:
-    """``values`` as the text the server reads each from (None stays None)."""
+    """``values`` as the text the server reads each from (None stays None): a bool as
+    true or false, a number by its value whatever its class (an IntEnum's repr is not)."""
     return [
         v if v is None or isinstance(v, str)
         else v.isoformat() if isinstance(v, datetime)
         else ("true" if v else "false") if isinstance(v, bool)
-        else repr(v)
+        else repr(float(v)) if isinstance(v, float)
+        else str(int(v))
         for v in values
     ]  # fmt: skip
 
