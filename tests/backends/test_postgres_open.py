@@ -167,7 +167,7 @@ def test_check_finds_a_version_that_names_no_stored_commit(pg_url, admin, column
         )
         report = store.check()
     assert not report.ok
-    assert any("not written by a stored commit" in p for p in report.problems)
+    assert any("not written, or ended, by a stored commit" in p for p in report.problems)
 
 
 def test_repr_echoes_the_url_as_typed_with_the_password_masked(pg_url, postgres_server):

@@ -329,11 +329,49 @@ def test_values_go_to_the_server_as_the_text_of_their_value():
         def __repr__(self) -> str:
             return "Share(...)"
 
+    class Markup(str):  # as markupsafe's: escapes what is added to it
+        def __add__(self, other: str) -> str:
+            return str.__add__(self, other.replace("'", "&#39;"))
+
+    class Nanos(datetime):  # as pandas' Timestamp: nanoseconds unless told a timespec
+        def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
+            text = super().isoformat(sep, timespec)
+            return text if timespec != "auto" else text[:26] + "789" + text[26:]
+
     when = datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
-    values = ["text", None, True, False, 7, Level.HIGH, 0.1, Share(0.25), when]
-    assert postgres_sequence._texts(values) == [
-        "text", None, "true", "false", "7", "3", "0.1", "0.25", "2026-01-02T03:04:05.000006+00:00"
+    later = Nanos(2026, 1, 2, 4, 4, 5, 7, tzinfo=timezone(timedelta(hours=1)))
+    values = ["text", Markup("it's"), None, True, False, 7, Level.HIGH, 0.1, Share(0.25)]
+    texts = postgres_sequence._texts([*values, when, later])
+    assert texts == [
+        "text", "it's", None, "true", "false", "7", "3", "0.1", "0.25",
+        "2026-01-02T03:04:05.000006+00:00", "2026-01-02T03:04:05.000007+00:00",
     ]  # fmt: skip
+    assert all(type(t) is str for t in texts if t is not None)
+
+
+def test_text_of_a_str_subclass_lands_as_its_value(pg_url):
+    """A str subclass that changes ``+`` (markupsafe's Markup escapes what is added to
+    it) lands as its value in a one-memory commit, quoted in like any text."""
+
+    def escaped(text: str) -> str:
+        return text if isinstance(text, Markup) else str.replace(text, "'", "&#39;")
+
+    class Markup(str):  # as markupsafe's: what is added or replaced in is escaped
+        def replace(self, old: str, new: str, count: int = -1) -> Markup:  # type: ignore[override]
+            return Markup(str.replace(self, escaped(old), escaped(new), count))
+
+        def __add__(self, other: str) -> Markup:
+            return Markup(str.__add__(self, escaped(other)))
+
+        def __radd__(self, other: str) -> Markup:
+            return Markup(str.__add__(escaped(other), self))
+
+    with memcommit.open(pg_url(), pool_size=1) as store:
+        with store.commit(message=Markup("m's")) as tx:
+            added = tx.add(Markup("it's <b>"), key=Markup("k'"), tags=[Markup("t'")])
+            assert tx.unordered
+        assert store.get(added.id).content == "it's <b>" == added.content
+        assert tx.result.message == "m's" and store.verify().ok
 
 
 def test_the_commit_statements_run_their_generic_plans_from_the_first_commit(pg_url):

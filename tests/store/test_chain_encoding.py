@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import datetime, timezone
 
 from chain_helpers import rows
@@ -144,3 +145,14 @@ def test_a_commit_of_many_versions_hashes_every_digest_in_order(store):
     )  # fmt: skip
     assert sha(header + "".join(digests[m.id] for m in added).encode()) == stored
     assert store.verify().ok
+
+
+def test_a_negative_zero_importance_is_stored_and_hashed_as_zero(store):
+    """-0.0 passes the range check; SQLite stores it as 0.0, so the digest taken from the
+    model must see 0.0 too, or `verify` would find the stored fields changed."""
+    with store.commit() as tx:
+        added = tx.add("no weight", importance=-0.0)
+    with store.commit() as tx:
+        tx.update(added.id, importance=-0.0)
+    assert math.copysign(1.0, added.importance) == 1.0
+    assert store.get(added.id).importance == 0.0 and store.verify().ok

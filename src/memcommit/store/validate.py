@@ -83,9 +83,10 @@ def tier(value: Any, name: str = "tier") -> str:
 
 
 def importance(value: Any) -> float:
-    """A finite number from 0 to 1."""
+    """A finite number from 0 to 1; -0.0 is 0.0 (SQLite would store it so, and the version's
+    digest, taken before, would not match what `verify` reads back)."""
     if type(value) is float and 0.0 <= value <= 1.0:  # the common case, NaN fails the range
-        return value
+        return value + 0.0
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidInput("importance", value, "must be a number from 0 to 1")
     try:
@@ -94,7 +95,7 @@ def importance(value: Any) -> float:
         number = math.nan
     if not 0.0 <= number <= 1.0:  # NaN fails too
         raise InvalidInput("importance", value, "must be a number from 0 to 1")
-    return number
+    return number + 0.0
 
 
 def tags(value: Any) -> tuple[str, ...]:

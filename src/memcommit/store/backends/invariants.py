@@ -34,12 +34,16 @@ def invariants(
             "commit id does not carry its seq",
             f"SELECT seq, id FROM commits WHERE length(id) != 32 OR substr(id, 1, 12) != {seq_hex}",
         ),
-        (  # kept by the writers, not by foreign keys (PostgreSQL's migration 0006)
-            "memory version not written by a stored commit",
+        (  # kept by the writers, not by foreign keys (PostgreSQL's migration 0006); each
+            # NOT EXISTS alone in its WHERE, so the server runs it as one anti-join
+            "memory version not written, or ended, by a stored commit",
             "SELECT v.id, v.version, v.seq, v.end_seq FROM versions v"
             " WHERE NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.seq)"
-            " OR (v.end_seq IS NOT NULL AND (v.end_seq < v.seq"
-            " OR NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.end_seq)))",
+            " UNION ALL SELECT v.id, v.version, v.seq, v.end_seq FROM versions v"
+            " WHERE v.end_seq IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM commits c WHERE c.seq = v.end_seq)"
+            " UNION ALL SELECT v.id, v.version, v.seq, v.end_seq FROM versions v"
+            " WHERE v.end_seq < v.seq",
         ),
         (
             "memory versions not numbered 1..n with exactly one current (the last)",

@@ -169,11 +169,14 @@ _SESSION = "FROM pg_stat_activity WHERE pid = %s AND backend_start = %s"
 
 
 def _texts(values: list[Any]) -> list[str | None]:
-    """``values`` as the text the server reads each from (None stays None): a bool as
-    true or false, a number by its value whatever its class (an IntEnum's repr is not)."""
+    """``values`` as the text the server reads each from (None stays None): text as plain
+    `str` (a subclass may change ``+`` or ``replace``, which `_quoted` uses), a time as
+    `to_text` gives it (microseconds, as its digest has it), a bool as true or false, a
+    number by its value whatever its class (an IntEnum's repr is not)."""
     return [
-        v if v is None or isinstance(v, str)
-        else v.isoformat() if isinstance(v, datetime)
+        v if v is None or type(v) is str
+        else str.__str__(v) if isinstance(v, str)
+        else to_text(v) if isinstance(v, datetime)
         else ("true" if v else "false") if isinstance(v, bool)
         else repr(float(v)) if isinstance(v, float)
         else str(int(v))
