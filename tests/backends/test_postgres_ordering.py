@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memcommit
+from memcommit.errors import InvalidInput
 from memcommit.store.backends import postgres_sequence
 from memcommit.store.pending import UNORDERED_MOST
 
@@ -297,6 +298,28 @@ def test_what_a_commit_quotes_in_lands_as_it_was_given(pg_url, conforming, encod
             assert tx.result.message == text
             assert store.get(added.id) == added and added.content == text
             assert [(c.message, c.author) for c in store.log(limit=1)] == [(text, text)]
+        assert store.verify().ok and store.check().ok
+
+
+@pytest.mark.parametrize("how", ["unordered", "ordered", "big", "read"])
+def test_text_a_connections_encoding_cannot_carry_is_bad_input(pg_url, how):
+    """On a LATIN1 connection an emoji cannot be sent: whichever way a commit goes (or a
+    read's parameter), the caller gets `InvalidInput` naming ``client_encoding``, nothing
+    lands, and the store goes on."""
+    with memcommit.open(pg_url(client_encoding="LATIN1"), pool_size=1) as store:
+        with store.commit() as tx:
+            tx.add("café")
+        with pytest.raises(InvalidInput) as err:
+            if how == "read":
+                store.find(key="brain 🧠")
+            when = None if how == "unordered" else datetime.now(timezone.utc)
+            with store.commit(now=when) as tx:
+                for n in range(UNORDERED_MOST + 1 if how == "big" else 1):
+                    tx.add(f"brain {n} 🧠")
+        assert err.value.field == "client_encoding" and "🧠" in err.value.reason
+        assert [c.seq for c in store.log()] == [1]
+        with store.commit() as tx:
+            tx.add("still café")
         assert store.verify().ok and store.check().ok
 
 

@@ -212,6 +212,7 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
         self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
         self._tip, self._sealed = None, None
 
+    @mapped
     def write(self, batch: Batch) -> None:
         """Queue the commit's rows; they go out with COMMIT (or the transaction's next read).
 

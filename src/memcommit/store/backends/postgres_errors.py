@@ -1,11 +1,12 @@
-"""PostgreSQL errors as ours: a lost connection is `Unavailable`, the rest `BackendError`."""
+"""PostgreSQL errors as ours: a lost connection is `Unavailable`, the rest `BackendError`;
+text the connection's encoding cannot carry is `InvalidInput`."""
 
 from __future__ import annotations
 
 import psycopg
 from psycopg_pool import PoolTimeout
 
-from memcommit.errors import BackendError, Unavailable
+from memcommit.errors import BackendError, InvalidInput, MemcommitError, Unavailable
 from memcommit.store.backends import sql as common
 
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
@@ -24,7 +25,22 @@ def translated(exc: BaseException) -> BackendError:
     return Unavailable(f"postgresql: {text}") if gone else BackendError(f"postgresql: {text}")
 
 
-mapped = common.translating((psycopg.Error, PoolTimeout), lambda _, exc: translated(exc))
+def unencodable(exc: UnicodeEncodeError) -> InvalidInput:
+    """Text the connection's ``client_encoding`` cannot carry (psycopg encodes a value as it
+    sends it, so nothing of the call was sent): the setting is what to change."""
+    bad = exc.object[exc.start : exc.end]
+    return InvalidInput(
+        "client_encoding",
+        exc.encoding,
+        f"cannot carry {bad!r}; open the store with client_encoding=UTF8 (the default)",
+    )
+
+
+def _translated(_: object, exc: Exception) -> MemcommitError:
+    return unencodable(exc) if isinstance(exc, UnicodeEncodeError) else translated(exc)
+
+
+mapped = common.translating((psycopg.Error, PoolTimeout, UnicodeEncodeError), _translated)
 
 
 def lost(exc: BaseException, conn: psycopg.Connection) -> bool:

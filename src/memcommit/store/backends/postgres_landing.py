@@ -26,7 +26,7 @@ from psycopg_pool import ConnectionPool
 
 from memcommit.errors import Unavailable
 from memcommit.store.backends import sql as common
-from memcommit.store.backends.postgres_errors import lost, mapped, translated
+from memcommit.store.backends.postgres_errors import lost, mapped, translated, unencodable
 
 T = TypeVar("T")
 IDLE = psycopg.pq.TransactionStatus.IDLE
@@ -126,6 +126,9 @@ class Landing:
             self._send(conn, commit=True)
             if pending is not None and self._sealed is not None:
                 self._known = (*self._wrote, self._sealed[1])
+        except UnicodeEncodeError as exc:  # a value was refused before it was sent
+            self.rollback()
+            raise unencodable(exc) from exc
         except psycopg.Error as exc:
             error = translated(exc)
             if pending is None:

@@ -35,7 +35,7 @@ from memcommit.errors import BackendError, Unavailable
 from memcommit.store.backends import seals
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
-from memcommit.store.backends.postgres_errors import lost, mapped, translated
+from memcommit.store.backends.postgres_errors import lost, mapped, translated, unencodable
 from memcommit.store.backends.postgres_landing import BEGIN, IDLE, TIP, TIP_SQL, Landing
 from memcommit.store.backends.rows import TEMPLATE_COLUMNS
 from memcommit.store.backends.writes import SEAL_FIRST
@@ -387,6 +387,8 @@ class Sequencing(Landing):
                     break
                 except psycopg.errors.LockNotAvailable as exc:
                     raise self._refused() from exc
+                except UnicodeEncodeError as exc:  # (the client cursor's: nothing was sent)
+                    raise unencodable(exc) from exc
                 except psycopg.Error as exc:
                     session = self._prepared.get(conn)  # None: nothing of it was sent
                     self._tx = None  # back to the pool before asking (a pool of one)
