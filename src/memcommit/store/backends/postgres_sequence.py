@@ -58,13 +58,14 @@ _FROM_COMMIT = {
 }
 
 
-def _sequence(versions: str, digests: str, insert: str) -> str:
+def _sequence(versions: str, digests: str, values: str) -> str:
     """Under the writers' lock, one statement: the commit numbered after the tip, and its versions.
 
     Its time is never before the tip's; its hash is taken over the canonical header
     (`seals.commit_header`) and its versions' digests in order, as `writes` does.
     ``versions`` makes `d`, the versions with their digests (``dg``) computed once;
-    ``digests`` is their concatenation in order, ``insert`` writes them.
+    ``digests`` is their concatenation in order; ``values`` is what a version row gets
+    (of `VERSION_ROW`, selected from `m` and `d`).
     """
     header = (
         "'[\"memcommit-commit/1\",' || coalesce('\"' || m.parent_hash || '\"', 'null') || ','"
@@ -83,7 +84,8 @@ def _sequence(versions: str, digests: str, insert: str) -> str:
         " SELECT m.seq, m.id, m.parent, m.time, %(author)s, %(message)s,"
         f" encode(sha256(convert_to({header} || {digests}, 'UTF8')), 'hex'), %(changes)s"
         f" FROM m RETURNING {TIP}),"
-        f" v AS ({insert}) SELECT * FROM c"
+        f" v AS (INSERT INTO versions ({common.names(common.VERSION_ROW)}) SELECT {values}"
+        " FROM m, d) SELECT * FROM c"
     )
 
 
@@ -95,7 +97,7 @@ def _many() -> str:
         f"SELECT r.*, {_DIGEST.format(text='r.digest')} AS dg FROM m,"
         " json_populate_recordset(NULL::versions, %(versions)s::json) WITH ORDINALITY AS r",
         "(SELECT string_agg(d.dg, '' ORDER BY d.ordinality) FROM d)",
-        f"INSERT INTO versions ({common.names(common.VERSION_ROW)}) SELECT {values} FROM m, d",
+        values,
     )
 
 
@@ -109,7 +111,7 @@ def _one(template: tuple[str, ...]) -> str:
     return _sequence(
         f"SELECT {_DIGEST.format(text=given['digest'] + '::text')} AS dg FROM m",
         "(SELECT dg FROM d)",
-        f"INSERT INTO versions ({common.names(common.VERSION_ROW)}) SELECT {values} FROM m, d",
+        values,
     )
 
 

@@ -90,7 +90,7 @@ class Rows:
         self.seals = e = seals.Encoders(MEMORY, times_are_text=d.time_out is to_text)
         namespace.update(e.namespace)
         fields_ = ", ".join(c.field for c in MEMORY)
-        unordered = TEMPLATE_COLUMNS
+        template_fields = ", ".join(c.field for c in TEMPLATE_COLUMNS)
         # the body's hash, then the digest (`seals`), inline: one call per version saved
         digest = (
             "    body = erased if salt is None else sha({body}.encode()).hexdigest()\n"
@@ -105,9 +105,9 @@ class Rows:
             + digest.format(body=e.body, head=e.typed_head)
             + f"    return ({fields_}, end_seq, salt, digest, erased)\n"
             "def version_template(m, salt):\n"
-            + "".join(f"    {c.field} = {write(c)}\n" for c in unordered)
+            + "".join(f"    {c.field} = {write(c)}\n" for c in TEMPLATE_COLUMNS)
             + f"    body = sha({e.body}.encode()).hexdigest()\n"
-            + f"    return ({', '.join(c.field for c in unordered)}, salt, {e.template_head})\n"
+            + f"    return ({template_fields}, salt, {e.template_head})\n"
             f"def digest_of(row):\n    ({fields_}, end_seq, salt, stored, erased) = row\n"
             + digest.format(body=e.body, head=e.head)
             + "    return digest\n"
@@ -126,8 +126,6 @@ class Rows:
         self.version_template: Callable[[Memory, str], tuple[Any, ...]] = namespace[
             "version_template"
         ]  # type: ignore[assignment]
-        #: The `MEMORY` columns a template carries, in its order.
-        self.template_columns = TEMPLATE_COLUMNS
 
     def commit(self, row: Row) -> tuple[Commit, list[str | None]]:
         """A Commit, and the tenant of each change, from a row of `COMMIT`."""
