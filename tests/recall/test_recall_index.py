@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcommit.model import Memory
+from memcommit.recall.index import postings
 from memcommit.recall.index.stem import stem
 from memcommit.recall.index.tenant import TenantIndex, Vocabulary
 from memcommit.recall.index.text import term_counts, tokenize, tokenize_many
@@ -194,6 +195,55 @@ def test_many_texts_have_the_terms_of_each(texts):
         found[text].append(distinct[term])
     assert found == [tokenize(text) for text in texts]
     assert len(set(distinct)) == len(distinct)
+
+
+def _postings(index: TenantIndex) -> tuple:
+    """Everything a tenant index's postings hold, and its vocabulary's terms by id."""
+    p = index.inverted
+    delta = {tid: (list(docs), list(tfs)) for tid, (docs, tfs) in p.delta.items()}
+    forward = [column.view().tolist() for column in (p.fwd_start, p.fwd_terms, p.fwd_tf)]
+    terms = [index.vocabulary.get(term) for term in sorted({w for w in WORDS + PIECES})]
+    return list(p.df), delta, p.delta_size, forward, terms, len(index.vocabulary)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(TEXT, st.lists(st.sampled_from(WORDS), max_size=9).map(" ".join)),
+             min_size=1, max_size=40),
+    st.lists(st.integers(1, 12), min_size=1, max_size=6),
+    st.integers(1, 6),
+)  # fmt: skip
+def test_documents_posted_together_are_posted_as_one_by_one(texts, sizes, together_from):
+    """Many documents at once (tokenized and posted in one numpy pass, from
+    ``POSTED_TOGETHER`` documents on: here a few, so short lists reach it) leave the
+    postings, frequencies, forward lists and term ids that adding them one at a time
+    leaves, over documents already there, in batches of any size."""
+    together, alone = TenantIndex("t"), TenantIndex("t")
+    memories = [Memory(id=f"m{i}", content=text, tenant="t") for i, text in enumerate(texts)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(postings, "POSTED_TOGETHER", together_from)
+        at, turn = 0, 0
+        while at < len(memories):
+            size = sizes[turn % len(sizes)]
+            together.put_many(memories[at : at + size])
+            at, turn = at + size, turn + 1
+    for memory in memories:
+        alone.put(memory)
+    assert _postings(together) == _postings(alone)
+
+
+def test_a_large_batch_is_posted_together():
+    """The threshold itself: a commit of `POSTED_TOGETHER` memories takes the numpy pass."""
+    index, rnd = TenantIndex("t"), random.Random(3)
+    index.put_many(Memory(id=f"m{i}", content=random_text(rnd), tenant="t")
+                   for i in range(postings.POSTED_TOGETHER))  # fmt: skip
+    counted = Counter(t for doc in range(len(index)) for t in set(_terms_of(index, doc)))
+    assert list(index.inverted.df) == [counted[tid] for tid in range(len(index.inverted.df))]
+
+
+def _terms_of(index: TenantIndex, doc: int) -> list[int]:
+    start, length = index.inverted.spans(np.array([doc]))
+    return index.inverted.fwd_terms.view()[int(start[0]) : int(start[0] + length[0])].tolist()
 
 
 def test_ascii_texts_split_bytewise_as_the_pattern_does():

@@ -27,6 +27,8 @@ from memcommit.recall.index.text import tokenize, tokenize_many
 from memcommit.recall.index.vocabulary import Vocabulary
 
 _TF_MAX = np.iinfo(np.uint16).max
+#: From this many documents on, `Postings.add` tokenizes and posts them together.
+POSTED_TOGETHER = 64
 _FORWARD = ("fwd_start", "fwd_terms", "fwd_tf")
 #: The sections of a snapshot the forward lists, postings and frequencies fill.
 SECTIONS = (*_FORWARD, "main_ptr", "main_docs", "main_tf", "df")
@@ -72,10 +74,16 @@ class Postings:
         """Append the terms of documents ``first``, ``first + 1``, ... (one text each).
 
         ``count``: their postings and document frequencies too; a bulk build
-        leaves both to `count` and `compact` when it ends.
+        leaves both to `count` and `compact` when it ends. Many documents at once
+        (a catch-up, a commit of many) are tokenized and posted together
+        (`_append`, `_post`); a few, one by one: the same index either way.
         """
-        if not count:
-            self._append(list(texts), vocabulary)
+        texts = list(texts)
+        if not count or len(texts) >= POSTED_TOGETHER:
+            entries = self.fwd_terms.size
+            self._append(texts, vocabulary)
+            if count:
+                self._post(first, entries)
             return
         df, delta = self.df, self.delta
         starts: list[int] = []
@@ -92,8 +100,6 @@ class Postings:
             starts.append(offset + len(all_tids))
             all_tids += tids
             all_tfs += tfs
-            if not count:
-                continue
             if tids and max(tids) >= len(df):
                 df.extend([0] * (max(tids) + 1 - len(df)))
             for tid, tf in zip(tids, tfs, strict=True):
@@ -103,11 +109,41 @@ class Postings:
                     slot = delta[tid] = (array("i"), array("H"))
                 slot[0].append(doc)
                 slot[1].append(tf)
-        if count:
-            self.delta_size += len(all_tids)
+        self.delta_size += len(all_tids)
         self.fwd_start.extend(starts)
         self.fwd_terms.extend(all_tids)
         self.fwd_tf.extend(all_tfs)
+
+    def _post(self, first: int, entries: int) -> None:
+        """The postings and document frequencies of the documents `_append` just added,
+        from ``first`` on (their terms from forward-list entry ``entries`` on): each
+        term's documents go to the end of its delta in document order, as `add` puts
+        them one by one, with one numpy sort instead of a step per (document, term)."""
+        terms = self.fwd_terms.view()[entries:]
+        if not len(terms):
+            return
+        lengths = np.diff(np.append(self.fwd_start.view()[first:], self.fwd_terms.size))
+        docs = np.repeat(np.arange(first, first + len(lengths)), lengths)
+        order = np.argsort(terms, kind="stable")
+        by_term = terms[order]
+        starts = np.flatnonzero(np.diff(by_term, prepend=-1))
+        ends = np.append(starts[1:], len(by_term))
+        tids = by_term[starts]
+        if int(tids[-1]) >= len(self.df):
+            self.df.frombytes(bytes(self.df.itemsize * (int(tids[-1]) + 1 - len(self.df))))
+        frequencies = np.frombuffer(self.df, dtype=np.intc)  # (written through; let go below)
+        frequencies[tids] += (ends - starts).astype(np.intc)
+        del frequencies
+        posted, tfs = docs[order].tolist(), self.fwd_tf.view()[entries:][order].tolist()
+        delta = self.delta
+        for tid, start, end in zip(tids.tolist(), starts.tolist(), ends.tolist(), strict=True):
+            slot = delta.get(tid)
+            if slot is None:
+                delta[tid] = (array("i", posted[start:end]), array("H", tfs[start:end]))
+            else:
+                slot[0].extend(posted[start:end])
+                slot[1].extend(tfs[start:end])
+        self.delta_size += len(terms)
 
     def _append(self, texts: list[str], vocabulary: Vocabulary) -> None:
         """`add` without postings (a bulk build): the forward lists of many documents at once.
