@@ -83,7 +83,7 @@ class Postings:
             entries = self.fwd_terms.size
             self._append(texts, vocabulary)
             if count:
-                self._post(first, entries)
+                self._post(first, len(texts), entries)
             return
         df, delta = self.df, self.delta
         starts: list[int] = []
@@ -114,16 +114,16 @@ class Postings:
         self.fwd_terms.extend(all_tids)
         self.fwd_tf.extend(all_tfs)
 
-    def _post(self, first: int, entries: int) -> None:
-        """The postings and document frequencies of the documents `_append` just added,
-        from ``first`` on (their terms from forward-list entry ``entries`` on): each
+    def _post(self, first: int, added: int, entries: int) -> None:
+        """The postings and document frequencies of the ``added`` documents `_append` just
+        added, ``first`` on (their terms from forward-list entry ``entries`` on): each
         term's documents go to the end of its delta in document order, as `add` puts
         them one by one, with one numpy sort instead of a step per (document, term)."""
         terms = self.fwd_terms.view()[entries:]
         if not len(terms):
             return
-        lengths = np.diff(np.append(self.fwd_start.view()[first:], self.fwd_terms.size))
-        docs = np.repeat(np.arange(first, first + len(lengths)), lengths)
+        lengths = np.diff(np.append(self.fwd_start.view()[-added:], self.fwd_terms.size))
+        docs = np.repeat(np.arange(first, first + added), lengths)
         order = np.argsort(terms, kind="stable")
         by_term = terms[order]
         starts = np.flatnonzero(np.diff(by_term, prepend=-1))
