@@ -167,12 +167,19 @@ def _drop(base: str, schema: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+def _positive(text: str) -> int:
+    number = int(text)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {number}")
+    return number
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--postgres", default=os.environ.get(
         "MEMCOMMIT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"))  # fmt: skip
-    parser.add_argument("--agents", type=int, default=4)
-    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--agents", type=_positive, default=4)
+    parser.add_argument("--turns", type=_positive, default=100)
     parser.add_argument("--keep", action="store_true", help="keep the schema; print its URL")
     args = parser.parse_args(argv)
     try:
