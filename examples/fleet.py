@@ -35,8 +35,8 @@ TEAM = "team"
 QUESTION = "which service do I own and when do I deploy"
 
 
-def user(agent: int) -> str:
-    return f"user-{agent}"
+def user(number: int) -> str:
+    return f"user-{number}"
 
 
 def agent(url: str, number: int, turns: int, start: Any, results: Any) -> None:
@@ -54,7 +54,7 @@ def agent(url: str, number: int, turns: int, start: Any, results: Any) -> None:
                 )
             with team.commit(message=f"agent {number}: note {turn}") as tx:
                 tx.add(f"agent {number} finished turn {turn} for {user(number)}", kind="event")
-        results.put(("agent", time.perf_counter() - began))
+        results.put(time.perf_counter() - began)
 
 
 def recall_service(url: str, agents: int, start: Any, done: Any, results: Any) -> None:
@@ -68,7 +68,7 @@ def recall_service(url: str, agents: int, start: Any, done: Any, results: Any) -
                 context = store.tenant(user(number)).recall(QUESTION, max_records=5)
                 foreign += sum(memory.tenant != user(number) for memory in context)
                 recalls += 1
-    results.put(("service", (recalls, foreign)))
+    results.put((recalls, foreign))
 
 
 def run(base: str, agents: int, turns: int, keep: bool) -> int:
@@ -117,7 +117,7 @@ def _collect(results: Any, workers: list[Any], count: int) -> list[Any]:
     found: list[Any] = []
     while len(found) < count:
         try:
-            found.append(results.get(timeout=0.2)[1])
+            found.append(results.get(timeout=0.2))
         except queue.Empty:
             dead = [w.name for w in workers if w.exitcode not in (None, 0)]
             if dead:
