@@ -14,8 +14,6 @@ import memcommit
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fleet.py"
 
-pytestmark = pytest.mark.postgres
-
 
 def _fleet(server: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -25,6 +23,7 @@ def _fleet(server: str, *extra: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.postgres
 def test_the_fleet_lands_every_commit_once_and_drops_its_schema(postgres_server):
     done = _fleet(postgres_server)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -37,6 +36,7 @@ def test_the_fleet_lands_every_commit_once_and_drops_its_schema(postgres_server)
         assert left.fetchone() is None, f"{schema} was not dropped"
 
 
+@pytest.mark.postgres
 def test_the_store_a_fleet_leaves_holds_up_read_by_another_process(postgres_server):
     done = _fleet(postgres_server, "--keep")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -58,3 +58,18 @@ def test_the_store_a_fleet_leaves_holds_up_read_by_another_process(postgres_serv
     finally:
         with psycopg.connect(postgres_server, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.mark.parametrize("option", ["--agents", "--turns"])
+def test_a_fleet_of_nothing_is_refused_by_name(option):
+    done = _fleet("postgresql://postgres@127.0.0.1:1/none", option, "0")
+    assert done.returncode == 2
+    assert f"argument {option}: must be 1 or more, not 0" in done.stderr
+
+
+def test_no_server_is_one_line_and_exit_2():
+    """A server that takes no connection: one line naming the URL, no traceback, no schema."""
+    done = _fleet("postgresql://postgres@127.0.0.1:1/none?connect_timeout=3")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("no PostgreSQL to run on: postgresql: cannot open")
+    assert "Traceback" not in done.stderr and done.stdout == ""
