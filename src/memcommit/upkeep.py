@@ -22,6 +22,11 @@ reach `KEEP_AFTER` there, so its first keep of a big tenant waits for that share
 too (a new writer on 200,000 memories otherwise opened and wrote them, about a
 second, at its 1,000th).
 
+A store opened with ``keep_snapshots=False`` counts nothing and writes nothing: a
+writer service that must not pay a keep in one commit (about a second on a
+100,000-memory tenant) leaves the snapshots to ``memcommit index``, run
+elsewhere (`memcommit.recall.index.prepare.prepare`).
+
 A fresh process then opens the snapshot and catches up what was written after
 it (fewer than `KEEP_AFTER` memories, or a `KEEP_SHARE`-th of the tenant, per
 writing process) from the store. Connected to every Store by the package top
@@ -77,8 +82,9 @@ _lock = threading.Lock()
 
 
 def after_commit(store: Store, commit: Commit) -> None:
-    """Count what ``commit`` wrote per tenant; bring the tenants it took far enough current."""
-    versions = store.written(commit)
+    """Count what ``commit`` wrote per tenant; bring the tenants it took far enough current
+    (nothing, for a store opened with ``keep_snapshots=False``)."""
+    versions = store.written(commit) if store.keep_snapshots else None
     if not versions:
         return
     written = list(versions)  # (made once: opening a tenant indexes them, unread)

@@ -22,6 +22,7 @@ from memcommit.recall import recall
 from memcommit.recall.index import live, persist
 from memcommit.recall.index.cache import TenantCache
 from memcommit.recall.index.live import index_dir, snapshot_name, store_index
+from memcommit.recall.index.prepare import prepare
 from memcommit.recall.index.tenant import TenantIndex
 
 WORDS = ["alpha", "beta", "gamma", "deploy", "deploys", "cache", "the", "pool", "logs", "shared"]
@@ -240,6 +241,38 @@ def test_a_new_writer_on_a_big_tenant_waits_for_a_share_of_it_before_its_first_k
     later = make_store("kept.db")
     ranked(later, "big", "alpha", now)
     assert store_index(later).opened == {"big": "loaded, caught up 0 memories"}
+
+
+def test_a_writer_opened_without_keeping_snapshots_leaves_them_to_prepare(
+    make_store, now, keep_after
+):
+    """``keep_snapshots=False``: no commit pays for a snapshot; `prepare` (``memcommit
+    index``) writes it later, then finds it current and leaves it."""
+    writer = make_store("kept.db", keep_snapshots=False)
+    fill(writer, now, ["big", "small"], count=8 * keep_after)
+    assert not index_dir(writer).exists() or not list(index_dir(writer).glob("*.idx"))
+    indexer = make_store("kept.db")
+    kept = prepare(indexer, tenants=["big", "small", "nobody"])
+    assert [(k.tenant, k.memories, k.written) for k in kept] == [
+        ("big", 400, True),
+        ("small", 400, True),
+    ]
+    assert kept[0].opened == "built: snapshot missing"
+    assert "big" not in store_index(indexer).tenants  # let go after (memory: one tenant)
+    assert [(k.tenant, k.written) for k in prepare(make_store("kept.db"))] == [
+        ("big", False),
+        ("small", False),
+    ]
+    reader = make_store("kept.db")
+    ranked(reader, "big", "alpha", now)
+    assert store_index(reader).opened == {"big": "loaded, caught up 0 memories"}
+
+
+def test_keep_snapshots_must_be_a_bool(tmp_path):
+    with pytest.raises(InvalidInput) as raised:
+        memcommit.open(tmp_path / "s.db", keep_snapshots="no")
+    assert (raised.value.field, raised.value.value) == ("keep_snapshots", "no")
+    assert not (tmp_path / "s.db").exists()
 
 
 def snapshot_arrays(store, tenant):

@@ -112,6 +112,10 @@ COMMANDS = {
     "import": Entry(
         _TRANSFER, 'Rebuild a store from a JSON Lines export (INPUT, or "-" for stdin).'
     ),
+    "index": Entry(
+        "memcommit.cli.index_cmds",
+        "Bring recall's snapshots current, so a fresh process's first recall opens one.",
+    ),
     "init": Entry(_STORE, "Create a store (or bring an existing one's schema up to date)."),
     "invalidate": Entry(
         _WRITE, "Mark a memory as no longer holding (Transaction.invalidate); history keeps it."

@@ -30,7 +30,7 @@ def migrate_command(source: str, target: str, as_json: bool) -> None:
 
         memcommit migrate agent.db "postgresql://localhost/memory?schema=agents"
     """
-    from memcommit.recall.index.live import prepare
+    from memcommit.recall.index.prepare import prepare
     from memcommit.store.migrate import migrate
 
     require_file(source, field="source")

@@ -33,7 +33,7 @@ def _bar(*, quiet: bool) -> Progress:
 
 
 @contextmanager
-def progress_bar(label: str, *, as_json: bool) -> Iterator[Callable[[int, int], None]]:
+def progress_bar(label: str, *, as_json: bool) -> Iterator[Callable[[int, int | None], None]]:
     """One bar, as a ``progress(done, total)`` callback (a total of None: still counting)."""
     bar = _bar(quiet=not shown(as_json))
     task = bar.add_task(label, total=None)

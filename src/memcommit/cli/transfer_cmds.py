@@ -76,7 +76,7 @@ def import_command(input_path: str, expect: str | None, store_target: str, as_js
 
 
 def _import(store_target: str, source, *, as_json: bool, expect: str | None = None) -> None:
-    from memcommit.recall.index.live import prepare
+    from memcommit.recall.index.prepare import prepare
     from memcommit.store.transfer import import_jsonl
 
     store = open_store(store_target, create=True)

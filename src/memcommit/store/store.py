@@ -34,6 +34,7 @@ def open(
     max_content_bytes: int = v.DEFAULT_MAX_CONTENT_BYTES,
     embedder: str | Embedder | None = None,
     recall_cache_bytes: int = DEFAULT_RECALL_CACHE_BYTES,
+    keep_snapshots: bool = True,
     **options: Any,
 ) -> Store:
     """Open (creating and migrating if needed) the store at ``target``.
@@ -54,7 +55,10 @@ def open(
     ``recall_cache_bytes`` bounds the memory this process spends on the store's
     tenant indexes: past it, the least recently recalled tenants are let go
     (reopened from their snapshot or the store when next recalled; docs/recall.md,
-    "Many tenants").
+    "Many tenants"). ``keep_snapshots=False``: this process's commits never write recall's
+    snapshots (`memcommit.upkeep`), so no commit pays for one (about a second on a
+    100,000-memory tenant, once every twentieth of it); run ``memcommit index`` (or
+    `memcommit.recall.index.prepare.prepare`) from another process instead.
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")
@@ -62,6 +66,7 @@ def open(
         raise InvalidInput("max_content_bytes", max_content_bytes, "must be at least 1")
     if not v.count("recall_cache_bytes", recall_cache_bytes, optional=False):
         raise InvalidInput("recall_cache_bytes", recall_cache_bytes, "must be at least 1")
+    v.flag("keep_snapshots", keep_snapshots)
     chosen = None if embedder is None else resolve(embedder)
     backend = open_backend(target, **options)
     try:
@@ -72,6 +77,7 @@ def open(
         backend.close()
         raise
     store.recall_cache_bytes = recall_cache_bytes
+    store.keep_snapshots = keep_snapshots
     return store
 
 
@@ -96,6 +102,8 @@ class Store(StoreApi):
         self._only = None
         #: The byte budget of this store's recall index cache in this process (see `open`).
         self.recall_cache_bytes = DEFAULT_RECALL_CACHE_BYTES
+        #: Whether this store's commits keep recall's snapshots current (see `open`).
+        self.keep_snapshots = True
         self._core.subscribe(self._after_purge, None)
         self._core.subscribe(self._after_landed, None)
 

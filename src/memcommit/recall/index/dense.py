@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from typing import Protocol
 
 import numpy as np
 
@@ -311,3 +312,30 @@ class DenseRows:
             "signs": np.ascontiguousarray(self.signs[:, docs]),
             "sums": row_sums(codes),
         }
+
+
+class VectorFiles(Protocol):
+    """The vector files of the snapshot an index was restored from
+    (`memcommit.recall.index.vectorfile.Beside`)."""
+
+    def __call__(self, embedder: str, dims: int) -> DenseRows | None:
+        """The rows of ``embedder`` (of ``dims``), or None when no sound file has them."""
+
+    def embedders(self) -> list[tuple[str, int]]:
+        """(embedder, dims) of every vector file written with the snapshot."""
+
+
+def carry(dense: dict[str, DenseRows], beside: VectorFiles | None, size: int) -> None:
+    """Put into ``dense`` (an index's rows by embedder, ``size`` documents) the rows of every
+    vector file ``beside`` its snapshot that it has not read yet.
+
+    Before the index writes a snapshot or renumbers its documents (a merge): a
+    process that never ranks by meaning (a writer keeping snapshots) would
+    otherwise leave the rows behind, and the next recall by meaning would read
+    every vector of the tenant from the store again.
+    """
+    for embedder, dims in [] if beside is None else beside.embedders():
+        rows = None if beside is None or embedder in dense else beside(embedder, dims)
+        if rows is not None:
+            rows.grow(size)
+            dense[embedder] = rows

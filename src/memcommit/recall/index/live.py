@@ -93,7 +93,7 @@ class StoreIndex:
         self.lock = threading.RLock()
         self.seen = store.head_seq  # every commit up to this one is in the indexes
         self._noted = self.seen  # the newest own commit `_on_commit` took (each is taken once)
-        self._saved: dict[str, int] = {}  # tenant -> the seq its snapshot was last written at
+        self._saved: dict[str, int] = {}  # tenant -> the seq its snapshot file was current at
         self.unsubscribe = store.on_commit(self._on_commit)
 
     @property
@@ -177,8 +177,7 @@ class StoreIndex:
             return {t: self.keep(t, _handed(commit.seq, versions, t)) for t in tenants}
 
     def keep(self, tenant: str, handed: Handed | None = None) -> int:
-        """Open ``tenant`` (``handed``: with them, unread) and write its snapshot, unless
-        opening it wrote one this current; how many memories its index holds."""
+        """Open ``tenant`` (``handed``: with them, unread), write its snapshot unless current."""
         with self.lock:
             if handed is not None and tenant not in self.tenants:  # (caught up by `index`)
                 self.tenants[tenant] = self._open(tenant, handed)
@@ -273,12 +272,14 @@ class StoreIndex:
             return restored
         index, opened = restored
         self._damage[tenant] = opened.damage
-        index.dense_file = vectorfile.reader(path, tenant, opened.stamp, opened.damage)
+        index.dense_file = vectorfile.Beside(path, tenant, opened.stamp, opened.damage)
         caught = _caught_up(store, index, opened.stamp.seq, self.seen, handed)
         if isinstance(caught, str):
             return caught
         ids, purged = caught
         self.opened[tenant] = f"loaded, caught up {len(ids)} memories"
+        if opened.stamp.seq == self.seen:  # the file is this index: `keep` leaves it be
+            self._saved[tenant] = self.seen
         if purged or len(ids) >= RESAVE_AFTER:  # a purge's words leave the file at once
             self.tenants[tenant] = index
             self._write(tenant, erasing=purged)
@@ -502,29 +503,6 @@ def keep_current(
     if live.directory is None:
         return {}
     return live.keep_current(commit, tenants, written)
-
-
-def prepare(store: StoreLike, progress: Progress | None = None) -> list[str]:
-    """Write a current snapshot of every tenant of ``store`` big enough to keep one; their names.
-
-    For rows written below the Store (`memcommit.store.transfer.import_jsonl`,
-    `memcommit.store.migrate`), which no commit hook hears of: run once at the
-    end (``memcommit import`` and ``migrate`` do), so the first recall of a
-    fresh process opens a snapshot instead of building. Tenants are opened one
-    at a time and let go after (memory stays one tenant's index).
-    """
-    live = store_index(store)
-    kept = []
-    for tenant in store.tenants():
-        if len(store.find(tenant=tenant, live=False, limit=SNAPSHOT_MIN)) < SNAPSHOT_MIN:
-            continue
-        with live.lock, reporting(store, progress):
-            held = tenant in live.tenants
-            live.keep(tenant)
-            if not held:
-                live.tenants.pop(tenant)
-        kept.append(tenant)
-    return kept
 
 
 def index_dir(store: StoreLike) -> Path | None:

@@ -50,7 +50,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -156,27 +156,12 @@ def read(path: Path, tenant: str, store: str, block: int = BLOCK) -> Opened:
     except FileNotFoundError:
         raise SnapshotRefused("missing") from None
     with handle:
-        prefix = handle.read(_PREFIX.size)
-        if len(prefix) < _PREFIX.size:
-            raise SnapshotRefused("truncated")
-        magic, version, crc, header_size, text_size = _PREFIX.unpack(prefix)
-        if magic != MAGIC:
-            raise SnapshotRefused("not a recall snapshot")
-        if version != FORMAT:
-            raise SnapshotRefused(f"format {version}, this version reads {FORMAT}")
-        if header_size > os.fstat(handle.fileno()).st_size - _PREFIX.size:
-            raise SnapshotRefused("truncated")  # (a damaged size reads nothing)
-        header = handle.read(header_size)
-        if len(header) < header_size:
-            raise SnapshotRefused("truncated")
-        if _header_crc(header, text_size) != crc:
-            raise SnapshotRefused("checksum mismatch")
-        meta: dict[str, Any] = json.loads(header[:text_size])
+        meta, header, text_size = _header(handle)
         if meta["tenant"] != tenant:
             raise SnapshotRefused(f"holds tenant {meta['tenant']!r}")
         if meta["store"] != store:
             raise SnapshotRefused("belongs to another store")
-        base = _PREFIX.size + header_size
+        base = _PREFIX.size + len(header)
         if meta["block"] != block:
             raise SnapshotRefused(f"blocks of {meta['block']} bytes, this version checks {block}")
         if os.fstat(handle.fileno()).st_size < base + meta["size"]:
@@ -191,3 +176,35 @@ def read(path: Path, tenant: str, store: str, block: int = BLOCK) -> Opened:
         sections[name] = Section(name, array, crcs[first : first + blocks], damage, block)
     stamp = Stamp(meta["store"], meta["seq"], meta["commit"], meta["token"])
     return Opened(stamp, sections, damage)
+
+
+def described(path: Path) -> dict[str, Any] | None:
+    """The checked header of the file at ``path`` (its key as ``"tenant"``, stamp, arrays as
+    ``[name, dtype, length, offset, first block]``), or None when it is refused."""
+    try:
+        with open(path, "rb") as handle:
+            return _header(handle)[0]
+    except (OSError, SnapshotRefused):
+        return None
+
+
+def _header(handle: BinaryIO) -> tuple[dict[str, Any], bytes, int]:
+    """The header's JSON, the header's bytes and the JSON's size; SnapshotRefused when the
+    prefix or the header fails its checks (magic, format, sizes, CRC)."""
+    prefix = handle.read(_PREFIX.size)
+    if len(prefix) < _PREFIX.size:
+        raise SnapshotRefused("truncated")
+    magic, version, crc, header_size, text_size = _PREFIX.unpack(prefix)
+    if magic != MAGIC:
+        raise SnapshotRefused("not a recall snapshot")
+    if version != FORMAT:
+        raise SnapshotRefused(f"format {version}, this version reads {FORMAT}")
+    if header_size > os.fstat(handle.fileno()).st_size - _PREFIX.size:
+        raise SnapshotRefused("truncated")  # (a damaged size reads nothing)
+    header = handle.read(header_size)
+    if len(header) < header_size:
+        raise SnapshotRefused("truncated")
+    if _header_crc(header, text_size) != crc:
+        raise SnapshotRefused("checksum mismatch")
+    meta: dict[str, Any] = json.loads(header[:text_size])
+    return meta, header, text_size

@@ -35,7 +35,7 @@ from memcommit.recall.index import table
 from memcommit.recall.index import vocabulary as _vocabulary
 from memcommit.recall.index.blobs import DocIds, Strings
 from memcommit.recall.index.columns import Codes
-from memcommit.recall.index.dense import DenseRows
+from memcommit.recall.index.dense import DenseRows, VectorFiles, carry
 from memcommit.recall.index.keys import LatestPerKey
 from memcommit.recall.index.order import session_links
 from memcommit.recall.index.postings import Postings
@@ -76,7 +76,7 @@ class TenantIndex:
         self.dense: dict[str, DenseRows] = {}  # by embedder name: vectors row for row with docs
         #: Reads an embedder's rows from the vector file of the snapshot this index was
         #: restored from (`memcommit.recall.index.vectorfile`); None once a merge renumbers.
-        self.dense_file: Callable[[str, int], DenseRows | None] | None = None
+        self.dense_file: VectorFiles | None = None
         self.dead = 0  # retired documents still in the arrays
         self.generation = 0  # bumps on every change of content or statistics
         self._bulk = False  # inside `bulk`: postings and frequencies wait for its end
@@ -200,6 +200,7 @@ class TenantIndex:
     def merge(self) -> None:
         """Rebuild compactly: drop retired documents, fold the delta into the main postings."""
         with self.lock:
+            carry(self.dense, self.dense_file, self.alive.size)
             alive = self.alive.view().copy()
             keep = np.flatnonzero(alive)
             for column in self.columns.values():

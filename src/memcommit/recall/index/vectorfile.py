@@ -31,7 +31,6 @@ is a file of the layout before (rows of sign bytes, no row sums).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +38,7 @@ import numpy as np
 
 from memcommit.errors import IndexDamaged
 from memcommit.recall.index import files, persist
-from memcommit.recall.index.dense import DenseRows
+from memcommit.recall.index.dense import DenseRows, carry
 from memcommit.recall.index.persist import SnapshotRefused, Stamp
 from memcommit.recall.index.sections import Damage
 from memcommit.recall.index.snapshot import Exported
@@ -100,7 +99,8 @@ def read(
 
 
 def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: bool) -> None:
-    """Write the vector file of every embedder whose rows ``index`` holds, beside ``snapshot``.
+    """Write the vector file of every embedder whose rows ``index`` holds or its snapshot's
+    vector files held (`memcommit.recall.index.dense.carry`), beside ``snapshot``.
 
     The rows of the documents the snapshot keeps, in its order, under its stamp.
     After a purge (``erasing``) the other vector files there go too: never read
@@ -110,6 +110,7 @@ def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: b
     """
     written = set()
     with index.lock:
+        carry(index.dense, index.dense_file, index.alive.size)
         docs = np.flatnonzero(index.alive.view())
         for embedder, rows in index.dense.items():
             place = snapshot.parent / name(snapshot.name, embedder)
@@ -120,17 +121,32 @@ def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: b
         files.drop(sorted(stale), erasing=True)
 
 
-def reader(
-    snapshot: Path, tenant: str, stamp: Stamp, damage: Damage
-) -> Callable[[str, int], DenseRows | None]:
-    """Reads an embedder's rows from the vector file written with ``snapshot`` (None: none);
-    a block of int8 codes that fails later marks the snapshot's ``damage``."""
+class Beside:
+    """The vector files written with one snapshot, as an index restored from it reads them
+    (`TenantIndex.dense_file`): an embedder's rows (None: no sound file), and which
+    embedders have a file there. A block of int8 codes that fails later marks the
+    snapshot's ``damage``."""
 
-    def read_rows(embedder: str, dims: int) -> DenseRows | None:
-        place = snapshot.parent / name(snapshot.name, embedder)
+    def __init__(self, snapshot: Path, tenant: str, stamp: Stamp, damage: Damage) -> None:
+        self.snapshot, self.tenant, self.stamp, self.damage = snapshot, tenant, stamp, damage
+
+    def __call__(self, embedder: str, dims: int) -> DenseRows | None:
+        place = self.snapshot.parent / name(self.snapshot.name, embedder)
         try:
-            return read(place, tenant, embedder, dims, stamp, damage)
+            return read(place, self.tenant, embedder, dims, self.stamp, self.damage)
         except (SnapshotRefused, OSError, IndexDamaged):  # rows come from the store instead
             return None
 
-    return read_rows
+    def embedders(self) -> list[tuple[str, int]]:
+        """(embedder, dims) of each vector file beside the snapshot written with it, by name."""
+        found = []
+        for place in files.companions(self.snapshot.parent, self.snapshot.name):
+            meta = persist.described(place)
+            if meta is None or meta["token"] != self.stamp.token:
+                continue
+            tenant, _, embedder = str(meta["tenant"]).partition("\n")
+            lengths = {part: length for part, _, length, *_ in meta["arrays"]}
+            rows, codes = lengths.get("has", 0), lengths.get("codes", 0)
+            if tenant == self.tenant and rows and codes % rows == 0:
+                found.append((embedder, codes // rows))
+        return sorted(found)

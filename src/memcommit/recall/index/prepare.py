@@ -1,0 +1,72 @@
+"""`prepare`: bring recall's snapshots current from outside any commit (``memcommit index``).
+
+For rows written below the Store (``memcommit import``, ``migrate``), which no
+commit hook hears of, and for writers opened with ``keep_snapshots=False``, which
+leave the writer's upkeep (`memcommit.upkeep`) to a process of their choosing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from memcommit.recall.index import live as live_index
+from memcommit.recall.index.live import Progress, reporting, snapshot_name, store_index
+from memcommit.store.protocols import StoreLike
+
+
+class Kept(NamedTuple):
+    """What `prepare` did for one tenant."""
+
+    tenant: str
+    memories: int  # what its index holds
+    written: bool  # False: its snapshot was already current, and is left as it was
+    opened: str  # how it was opened: "loaded, caught up 3 memories", "built: snapshot missing"
+    seconds: float
+
+
+def prepare(
+    store: StoreLike, progress: Progress | None = None, *, tenants: Iterable[str] | None = None
+) -> list[Kept]:
+    """Bring the snapshot of every tenant of ``store`` (or of ``tenants``) big enough to keep
+    one current; what was done for each, in tenant order.
+
+    For rows written below the Store (`memcommit.store.transfer.import_jsonl`,
+    `memcommit.store.migrate`), which no commit hook hears of: run once at the
+    end (``memcommit import`` and ``migrate`` do), so the first recall of a
+    fresh process opens a snapshot instead of building; and for writers opened
+    with ``keep_snapshots=False`` (``memcommit index``). Tenants are opened one
+    at a time and let go after (memory stays one tenant's index).
+    """
+    live = store_index(store)
+    kept = []
+    for tenant in sorted(set(store.tenants() if tenants is None else tenants)):
+        if (
+            len(store.find(tenant=tenant, live=False, limit=live_index.SNAPSHOT_MIN))
+            < live_index.SNAPSHOT_MIN
+        ):
+            continue
+        start = time.perf_counter()
+        with live.lock, reporting(store, progress):
+            path = None if live.directory is None else live.directory / snapshot_name(tenant)
+            before = _written_file(path)
+            held = tenant in live.tenants
+            memories = live.keep(tenant)
+            if not held:
+                live.tenants.pop(tenant)
+            written = _written_file(path) not in (None, before)
+            opened = live.opened.get(tenant, "")
+        kept.append(Kept(tenant, memories, written, opened, time.perf_counter() - start))
+    return kept
+
+
+def _written_file(path: Path | None) -> tuple[int, int] | None:
+    """Which write of the file at ``path`` is there (a write replaces the file), if any."""
+    try:
+        found = os.stat(path) if path is not None else None
+    except OSError:
+        return None
+    return None if found is None else (found.st_ino, found.st_mtime_ns)

@@ -1,0 +1,40 @@
+"""``memcommit index``: recall's snapshots brought current for a writer that leaves them."""
+
+from __future__ import annotations
+
+import memcommit
+from memcommit.recall.index import live
+
+
+def written_without_snapshots(target: str, tenants: dict[str, int]) -> None:
+    """``tenants[name]`` memories in each tenant, by a writer that keeps no snapshot."""
+    if target.startswith("postgresql://"):
+        url, _, schema = target.partition("?schema=")
+        store = memcommit.open(url, schema=schema, keep_snapshots=False)
+    else:
+        store = memcommit.open(target, keep_snapshots=False)
+    with store, store.commit(message="bulk") as tx:
+        for tenant, count in tenants.items():
+            for i in range(count):
+                tx.add(f"note {i} about topic {i % 7}", tenant=tenant)
+
+
+def test_index_writes_the_tenants_snapshot_then_finds_it_current(cli):
+    written_without_snapshots(cli.target, {"default": 300, "other": 280})
+    (first,) = cli.json("index")
+    assert (first["tenant"], first["memories"], first["written"]) == ("default", 300, True)
+    assert first["opened"] == "built: snapshot missing"
+    (again,) = cli.json("index")
+    assert (again["written"], again["opened"]) == (False, "loaded, caught up 0 memories")
+    every = cli.json("index", "--all-tenants")
+    assert [(k["tenant"], k["written"]) for k in every] == [("default", False), ("other", True)]
+    line = cli("index").stdout
+    assert line.startswith("default: 300 memories, already current (loaded, caught up 0")
+
+
+def test_index_says_when_a_tenant_is_too_small_for_a_snapshot(cli, monkeypatch):
+    monkeypatch.setattr(live, "SNAPSHOT_MIN", 256)  # (tests keep snapshots of any size)
+    written_without_snapshots(cli.target, {"default": 255})
+    out = cli("index").stdout
+    assert out == "tenant 'default' holds fewer than the 256 memories a snapshot is kept for\n"
+    assert cli.json("index", tenant="nobody") == []
