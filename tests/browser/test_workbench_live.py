@@ -208,3 +208,24 @@ def test_live_page_renders_untrusted_text_as_text_and_never_writes(browser, live
     with memcommit.open(str(path)) as after_store:
         assert after_store.head.seq == head_before
         assert len(after_store.log()) == 2
+
+
+def test_a_purge_by_another_process_leaves_no_cached_answer(tmp_path) -> None:
+    """The workbench hears only its own Store's commits; another process's purge must
+    still reach every answer it gives, cached or not (and a new tenant its list)."""
+    path = tmp_path / "m.db"
+    with memcommit.open(str(path)) as writer, writer.commit(message="seed", now=NOW) as tx:
+        secret = tx.add("the vault phrase is zqxworkbenchsecret", tenant="t")
+    source = StoreSource(memcommit.open(str(path), read_only=True), clock=lambda: NOW)
+    try:
+        asked = {"tenant": ["t"], "query": ["vault phrase"]}
+        assert "zqxworkbenchsecret" in json.dumps(source.recall(asked))
+        other = memcommit.open(str(path))  # another process, as far as source knows
+        with other, other.commit(message="erase", now=NOW) as tx:
+            tx.purge(secret.id)
+            tx.add("a note", tenant="u")
+        for answer in (source.recall(asked), source.rows(asked)):
+            assert "zqxworkbenchsecret" not in json.dumps(answer)
+        assert [t["id"] for t in source.config({})["tenants"]] == ["t", "u"]
+    finally:
+        source.close()

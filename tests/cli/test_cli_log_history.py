@@ -9,7 +9,7 @@ def test_log_says_what_each_commit_did(cli):
     cli("update", mid, "--content", "Deploys happen on Wednesdays", tenant="acme")
     cli("archive", mid, tenant="acme")
     log = cli.json("log", tenant="acme")
-    assert log[-1]["message"] == 'add procedure "Deploys happen on Tuesdays"'
+    assert log[-1]["message"] == "add procedure"
     shown = cli("log", tenant="acme").stdout
     assert "1 archive" in shown and "1 update" in shown and "1 add" in shown
 
@@ -37,3 +37,17 @@ def test_a_mistyped_tenant_gets_the_tenants_that_exist(cli):
     assert "its tenants" not in cli("find", tenant="acme").stdout
     assert cli.json("tenants") == ["acme", "globex"]
     assert cli("tenants").stdout.split() == ["acme", "globex", "2", "tenants"]
+
+
+def test_default_messages_never_quote_what_a_purge_erases(cli):
+    """A commit message outlives a purge of the memory it added, so the CLI's defaults name
+    the operation and kind, never the text (the MCP tools' messages already do not)."""
+    added = cli.json("add", "my card is 4111-zqxcardsecret")["memory"]["id"]
+    trace = cli.json("trace", "begin", "call zqxtasksecret about the divorce")["trace"]
+    for memory_id in (added, trace):
+        cli("forget", memory_id, "--purge", "--yes")
+    messages = [c["message"] for c in cli.json("log")]
+    assert messages[-2:] == ["begin trace", "add fact"]  # newest first
+    assert not [m for m in messages if "zqx" in m]
+    shown = [cli("show", str(seq)).stdout for seq in range(1, len(messages) + 1)]
+    assert not [text for text in shown if "zqx" in text]

@@ -32,13 +32,9 @@ from memcommit.cli.tables import (
     commit_table,
     count,
     memory_table,
-    preview,
     when,
 )
 from memcommit.model import KINDS, TIERS
-
-#: Characters of a memory's text that an add's default commit message quotes.
-ADD_PREVIEW = 48
 
 
 def as_of_option(fn):
@@ -90,7 +86,9 @@ def init_cmd(store_target: str, as_json: bool) -> None:
     is_flag=True,
     help="Always load it (implied by --kind correction: a correction always loads).",
 )
-@click.option("--message", "-m", help='Commit message (default: add "the content").')
+@click.option(
+    "--message", "-m", help="Commit message (default: add and the kind; never the content)."
+)
 @click.option("--author", default="cli", show_default=True, help="Commit author.")
 @tenant_option
 @store_option
@@ -107,7 +105,8 @@ def add_cmd(
 
         memcommit add "The user prefers tea" --kind fact --key drink -m "noted a preference"
     """
-    text = message if message is not None else f'add {kind} "{preview(content, ADD_PREVIEW)}"'
+    # (never the content: a commit message outlives a purge of the memory)
+    text = message if message is not None else f"add {kind}"
     with (
         opened(store_target, tenant, create=True) as view,
         view.commit(message=text, author=author) as tx,

@@ -50,7 +50,8 @@ def begin_cmd(
 
         memcommit trace begin "Fix the flaky checkout test" --scope planner --json
     """
-    text = message if message is not None else f"task: {task}"
+    # (never the task's text: a commit message outlives a purge of the trace's root)
+    text = message if message is not None else "begin trace"
     with (
         opened(store_target, tenant, create=True) as view,
         view.commit(message=text, author=author) as tx,

@@ -118,6 +118,7 @@ class RecallSource(ABC):
         self.cache: OrderedDict[RecallRequest, Computed] = OrderedDict()
         self.lock = threading.RLock()
         self.tenants = list(store.tenants())
+        self.seen = store.head_seq
         # recall() follows the store's commits; so does everything cached here.
         self.unsubscribe = store.on_commit(self.forget)
 
@@ -126,6 +127,14 @@ class RecallSource(ABC):
         with self.lock:
             self.cache.clear()
             self.tenants = list(self.store.tenants())
+            self.seen = self.store.head_seq
+
+    def follow(self) -> None:
+        """`forget` when another process or host committed since (``on_commit`` hears only
+        this Store's commits): a cached Context must not show what a purge erased."""
+        with self.lock:
+            if self.store.head_seq != self.seen:
+                self.forget()
 
     @abstractmethod
     def config(self, params: Params) -> dict[str, Any]:
@@ -173,6 +182,7 @@ class RecallSource(ABC):
 
     def recall(self, params: Params) -> dict[str, Any]:
         with self.lock:
+            self.follow()
             request = self.parse(params)
         done = self.computed(request)
         return selection_json(
@@ -185,6 +195,7 @@ class RecallSource(ABC):
 
     def rows(self, params: Params) -> dict[str, Any]:
         with self.lock:
+            self.follow()
             request = self.parse(params)
         done = self.computed(request)
         started = time.perf_counter()
@@ -205,6 +216,7 @@ class RecallSource(ABC):
 
     def tenant_view(self, params: Params) -> Any:
         """The store restricted to the required ``tenant`` parameter (one the store has)."""
+        self.follow()
         if not self.tenants:
             raise InvalidInput("tenant", None, "the store has no tenants yet")
         return self.store.tenant(choice(params, "tenant", self.tenants))
@@ -272,6 +284,7 @@ class StoreSource(RecallSource):
         return Defaults(tenant=self.tenants[0] if self.tenants else "")
 
     def config(self, params: Params) -> dict[str, Any]:
+        self.follow()
         tenants = [{"id": t, "label": t} for t in self.tenants]
         return config_json("live", tenants, self.defaults())
 
