@@ -147,6 +147,11 @@ def _erase_purged(store: Store, commit: Commit) -> None:
     _load("memcommit.recall.index.live").erase_purged(store, commit)
 
 
+def _forget_purged_calls(store: Store, commit: Commit) -> None:
+    """After a purge, the MCP tools' stored calls that wrote it keep no digest of its text."""
+    _load("memcommit.interfaces.request_ids").forget_purged(store, commit)
+
+
 def _keep_snapshots(store: Store, commit: Commit) -> None:
     """After a commit, a tenant it brought far past its snapshot has the snapshot written again."""
     _load("memcommit.upkeep").after_commit(store, commit)
@@ -156,6 +161,7 @@ def _keep_snapshots(store: Store, commit: Commit) -> None:
 # it, so the one call that goes up is connected here, where both layers are known.
 StoreApi.connect_recall(_recall)
 Store.connect_purge(_erase_purged)
+Store.connect_purge(_forget_purged_calls)
 Store.connect_landed(_keep_snapshots)
 
 __all__ = [

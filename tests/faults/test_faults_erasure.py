@@ -19,6 +19,7 @@ import memcommit
 from memcommit.embedding.hashed import HashEmbedder
 from memcommit.embedding.vectors import to_bytes
 from memcommit.interfaces.agent import AgentMemory
+from memcommit.interfaces.request_ids import REQUESTS
 from memcommit.store.transfer import export_jsonl
 
 
@@ -37,6 +38,27 @@ def test_write_tools_never_copy_content_into_messages(make_store, secret):
     messages = [c["message"] for c in agent.log(limit=50)["commits"]]
     assert len(messages) == 5
     assert not [m for m in messages if "vault" in m or secret[:20] in m]
+
+
+def test_a_purge_drops_the_digest_of_the_calls_that_wrote_it(make_store, secret):
+    """A write tool's request id keeps a digest of the call, its text among the arguments:
+    after a purge it would let a reader of the store test guesses at the purged text.
+    The purge drops it; the answer stays, so a retry still gets it without a second write."""
+    store = make_store()
+    agent = AgentMemory(store, "acme")
+    kept = agent.remember(secret, request_id="r1")
+    trace = agent.begin_task(f"Rotate {secret}", request_id="r2")["trace_id"]
+    step = agent.add_step(trace, f"Rotated {secret}", request_id="r3")["id"]
+    other = agent.remember("an unrelated note", request_id="r4")
+    for memory_id in (kept["id"], trace, step):
+        agent.forget(memory_id, mode="purge", confirm=memory_id)
+    calls = store.tenant("acme").state_items(REQUESTS)
+    assert [calls[r]["call"] for r in ("r1", "r2", "r3")] == [None, None, None]
+    assert calls["r4"]["call"] is not None  # a call whose memory holds keeps its digest
+    head = store.head.seq
+    assert agent.remember(secret, request_id="r1") == kept  # the retry: its answer, no write
+    assert agent.remember("an unrelated note", request_id="r4") == other
+    assert store.head.seq == head
 
 
 @pytest.fixture

@@ -4,6 +4,13 @@ A client whose reply was lost calls the same tool again with the same
 ``request_id``; `AnsweredWrites._write` finds the answer stored by the first
 call (under the writers' lock) and returns it without writing twice. Only the
 newest ``kept_answers`` ids keep theirs: a ring of slots in the tenant's state.
+
+A call is kept as a digest of its arguments, never the arguments themselves;
+still, a digest of a memory's text lets anyone who reads the store test a guess
+at that text, so a purge of the memory a call wrote drops the call's digest
+(`forget_purged`, a purge hook connected by the package top, run before the
+purge's scrub). Its answer stays: a retry still gets it, and under that id any
+call is then taken for the retry.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from memcommit.errors import InvalidInput
-from memcommit.store import TenantViewLike, Transaction
+from memcommit.model import Commit
+from memcommit.store import StoreLike, TenantViewLike, Transaction
 
 #: The state namespace where each write tool's call and answer are kept under its request id.
 REQUESTS = "mcp-calls"
@@ -42,6 +50,17 @@ def call_digest(tool: str, arguments: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def forget_purged(store: StoreLike, commit: Commit) -> None:
+    """Drop the digest of every stored call whose answer names a memory ``commit`` purged."""
+    purged = {c.memory_id for c in commit.changes if c.op == "purge" and c.memory_id}
+    for tenant in sorted({m.tenant for m in store.find(ids=purged, live=False)}):
+        view = store.tenant(tenant)
+        for request_id, kept in view.state_items(REQUESTS).items():
+            named = {kept["answer"].get("id"), kept["answer"].get("trace_id")}
+            if kept["call"] is not None and named & purged:
+                view.state_set(REQUESTS, request_id, {**kept, "call": None})
+
+
 class AnsweredWrites:
     """The commits of the write tools, each answered once per request id."""
 
@@ -63,7 +82,7 @@ class AnsweredWrites:
         earlier = self.view.state_get(REQUESTS, request_id)
         if earlier is None:
             return None
-        if earlier["call"] != digest:
+        if earlier["call"] not in (digest, None):  # None: its memory was purged since
             raise InvalidInput(
                 "request_id",
                 request_id,
