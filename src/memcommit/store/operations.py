@@ -202,6 +202,14 @@ class StoreApi(UsesAndState, TraceReads, VectorApi):
         tip = self._core.tip()
         return tip[0] if tip else 0
 
+    @property
+    def tip(self) -> tuple[int, str | None]:
+        """(seq, id) of the store's newest commit ((0, None) when empty), in one indexed read:
+        `head_seq` with the id that tells a commit from a later one given the same seq (a
+        commit a crash lost before it was durable, then another)."""
+        tip = self._core.tip()
+        return tip if tip else (0, None)
+
     @reading
     def tier_counts(
         self, *, tiers: Iterable[str] | None = None, always: bool | None = None

@@ -88,6 +88,9 @@ class ViewLike(Protocol):
     @property
     def head_seq(self) -> int: ...
 
+    @property
+    def tip(self) -> tuple[int, str | None]: ...
+
     def tier_counts(
         self, *, tiers: Iterable[str] | None = None, always: bool | None = None
     ) -> dict[tuple[str, str, str], int]: ...

@@ -82,7 +82,7 @@ class StoreIndex:
 
     def __init__(self, store: StoreLike, *, budget: int, progress: Progress | None = None) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
-        self.tenants: TenantCache[TenantIndex] = TenantCache(budget, self._evicted)
+        self.tenants: TenantCache[TenantIndex] = TenantCache(budget, _weakly(self._evicted))
         self.opened: dict[str, str] = {}
         self._damage: dict[str, Damage] = {}  # tenants opened from a snapshot: its blocks' state
         self.pending: list[str] = []  # memories of own commits, indexed at the next recall
@@ -91,10 +91,10 @@ class StoreIndex:
         self._directory: Path | None = None
         self._placed = False  # the folder is chosen once the store has its first commit
         self.lock = threading.RLock()
-        self.seen = store.head_seq  # every commit up to this one is in the indexes
+        self.seen, self.seen_id = store.tip  # every commit up to this one is in the indexes
         self._noted = self.seen  # the newest own commit `_on_commit` took (each is taken once)
         self._saved: dict[str, int] = {}  # tenant -> the seq its snapshot file was current at
-        self.unsubscribe = store.on_commit(self._on_commit)
+        store.on_commit(self._on_commit)  # (held by the store: nothing here holds the store)
 
     @property
     def store(self) -> StoreLike:
@@ -221,9 +221,8 @@ class StoreIndex:
                     elif small:  # any older file goes
                         files.drop([path, *files.companions(path.parent, path.name)])
                     return None
-                written = self.seen
-                first, current = self.store.commit_id(1), self.store.commit_id(written)
-                stamp = Stamp(first or "", written, current or "")
+                written, first = self.seen, self.store.commit_id(1)
+                stamp = Stamp(first or "", written, self.seen_id or "")  # (the commit it saw)
                 try:
                     persist.write(path, tenant, stamp, index.export())
                     vectorfile.write_beside(path, index, stamp, erasing=erasing)
@@ -293,20 +292,7 @@ class StoreIndex:
         (they come after ``seen``), as for any other writer's commits.
         """
         self._damage.pop(tenant, None)
-        index = TenantIndex(tenant)
-        done, after = 0, None
-        with index.bulk():
-            while True:
-                page = self.store.find(tenant=tenant, live=False, limit=BUILD_STEP, after=after)
-                memories = [m for m in page if indexable(m)]
-                index.put_many(memories)
-                done += len(memories)
-                last = len(page) < BUILD_STEP
-                if progress is not None:
-                    progress(done, done if last else None)
-                if last:
-                    break
-                after = page[-1].id
+        index, done = _read_pages(self.store, tenant, progress)
         if done < SNAPSHOT_MIN:  # kept in memory as a snapshot would hold it: a few arrays
             self.tenants[tenant] = index = index.compacted()
             path = self._path(tenant)
@@ -321,25 +307,40 @@ class StoreIndex:
         """Apply the commits of other writers that landed since the last one seen; whether
         one of them purged.
 
-        Their purges also delete this host's snapshots of tenants not open here.
+        Their purges also delete this host's snapshots of tenants not open here. A commit
+        it had seen that is gone (a server crash lost it before it was durable, and the
+        next commit took its seq; a restore) lets every index go: reopened when next asked.
         """
-        head = self.store.head_seq
-        if head == self.seen:
+        head, head_id = self.store.tip
+        if (head, head_id) == (self.seen, self.seen_id):
             return False
-        since, self.seen = self.seen, head  # before applying: a save it makes finds none left
+        if head <= self.seen or self.store.commit_id(self.seen) != self.seen_id:
+            self._drop_all()
+            self.seen, self.seen_id = head, head_id
+            return False
+        since = self.seen, self.seen_id
+        self.seen, self.seen_id = head, head_id  # before applying: a save it makes finds none left
         try:
-            changes = self.store.tenant_changes(since, head)
+            changes = self.store.tenant_changes(since[0], head)
             mine = [c.memory_id for t, c in changes if c.memory_id and t in self.tenants]
             ids = list(dict.fromkeys(mine))  # (other tenants' memories are not read)
             if len(ids) > CATCH_UP_LIMIT:
-                self.tenants.clear()  # cheaper to open each tenant again when next asked
-                self._damage.clear()
+                self._drop_all()  # cheaper to open each tenant again when next asked
             _erase_elsewhere(self, changes)  # (after the clear: it erases theirs too)
             self._apply(ids)  # (nothing once cleared: no tenant is open)
         except BaseException:
-            self.seen = since  # applied again next time: putting a memory twice changes nothing
+            self.seen, self.seen_id = since  # applied again next time: a second put is no change
             raise
         return any(change.op == "purge" for _, change in changes)
+
+    def _drop_all(self) -> list[str]:
+        """Let every tenant's index go (reopened when next asked); their snapshots' names."""
+        dropped = [snapshot_name(tenant) for tenant in self.tenants]
+        self.tenants.clear()
+        self._damage.clear()
+        self._saved.clear()
+        self.pending, self.ready = [], []
+        return dropped
 
     def _on_commit(self, commit: Commit) -> None:
         """Note the commit's memories; they are indexed at the next recall.
@@ -362,16 +363,13 @@ class StoreIndex:
                 self.pending += [c.memory_id for c in commit.changes if c.memory_id]
             purges = any(change.op == "purge" for change in commit.changes)
             if len(self.pending) + len(self.ready) > CATCH_UP_LIMIT:
-                dropped = [snapshot_name(tenant) for tenant in self.tenants]
-                self.tenants.clear()
-                self._damage.clear()
-                self.pending, self.ready = [], []
+                dropped = self._drop_all()
                 if purges and self.directory is not None:  # not written again: must go
                     files.erase(self.directory, dropped)
             elif purges:
                 self._flush()
             if commit.seq == self.seen + 1:  # otherwise another writer's commits came between
-                self.seen = commit.seq
+                self.seen, self.seen_id = commit.seq, commit.id
 
     def _flush(self) -> None:
         """Index the memories of this store's own commits noted since the last recall.
@@ -452,6 +450,39 @@ def _erase_elsewhere(live: StoreIndex, changes: Iterable[tuple[str | None, Chang
     if directory is None:
         return
     files.erase(directory, [snapshot_name(t) for t in sorted(purged) if t not in live.tenants])
+
+
+def _weakly(method: Callable[[str], None]) -> Callable[[str], None]:
+    """``method`` called through a weak reference to its object (nothing once it is gone):
+    a StoreIndex and its cache then make no cycle, and go the moment their store goes."""
+    held = weakref.WeakMethod(method)
+
+    def call(tenant: str) -> None:
+        found = held()
+        if found is not None:
+            found(tenant)
+
+    return call
+
+
+def _read_pages(
+    store: StoreLike, tenant: str, progress: Progress | None
+) -> tuple[TenantIndex, int]:
+    """``tenant``'s memories from ``store``, a page at a time, into a new index; how many."""
+    index = TenantIndex(tenant)
+    done, after = 0, None
+    with index.bulk():
+        while True:
+            page = store.find(tenant=tenant, live=False, limit=BUILD_STEP, after=after)
+            memories = [m for m in page if indexable(m)]
+            index.put_many(memories)
+            done += len(memories)
+            last = len(page) < BUILD_STEP
+            if progress is not None:
+                progress(done, done if last else None)
+            if last:
+                return index, done
+            after = page[-1].id
 
 
 def _built_from(tenant: str, memories: list[Memory]) -> TenantIndex:
@@ -536,7 +567,6 @@ def store_index(store: ViewLike) -> StoreIndex:
         found = _live.get(whole)
         if found is None:
             found = _live[whole] = StoreIndex(whole, budget=whole.recall_cache_bytes)
-            weakref.finalize(whole, found.unsubscribe)
         return found
 
 
