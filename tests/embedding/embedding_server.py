@@ -2,7 +2,9 @@
 
 It answers with `HashEmbedder` vectors scaled by three (so the client's scaling to
 unit length is exercised), in reverse index order (so the client's sorting is),
-and can be told to misbehave: a wrong size, an error status, one vector short.
+and can be told to misbehave: a wrong size, an error status, one vector short,
+indices that are not the ints 0 to n-1 once each, a number no float holds, empty
+vectors.
 """
 
 from __future__ import annotations
@@ -49,8 +51,20 @@ class Handler(BaseHTTPRequestHandler):
         vectors = self.server.embedder.embed(texts) * 3.0
         if mode == "wrong-dims":
             vectors = vectors[:, :-1]
+        rows: list[list] = [[float(x) for x in vector] for vector in vectors]
+        indices: list = list(range(len(texts)))
+        if mode == "string-index":  # "10" sorts before "2" as text
+            indices = [str(i) for i in indices]
+        elif mode == "bool-index":
+            indices = [bool(i) if i < 2 else i for i in indices]
+        elif mode == "duplicate-index":
+            indices = [0 for _ in indices]
+        elif mode == "huge":
+            rows[0][0] = 10**400  # a JSON number no float holds
+        elif mode == "empty":
+            rows = [[] for _ in rows]
         data = [
-            {"object": "embedding", "index": i, "embedding": [float(x) for x in vectors[i]]}
+            {"object": "embedding", "index": indices[i], "embedding": rows[i]}
             for i in reversed(range(len(texts)))
         ]
         if mode == "short":

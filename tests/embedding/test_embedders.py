@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcommit.embedding import Embedder, resolve
-from memcommit.embedding.hashed import HashEmbedder
-from memcommit.embedding.vectors import embedded, from_bytes, to_bytes
+from memcommit.embedding.hashed import MAX_DIMS, HashEmbedder
+from memcommit.embedding.vectors import answer, embedded, from_bytes, to_bytes
 from memcommit.errors import EmbedderError, InvalidInput
 
 
@@ -41,7 +41,7 @@ def test_every_text_embeds_to_a_unit_row(texts):
     np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
 
 
-@pytest.mark.parametrize("dims", [0, 1, -3, 2.5, True, "64"])
+@pytest.mark.parametrize("dims", [0, 1, -3, 2.5, True, "64", 4097, 99999999999])
 def test_hash_embedder_refuses_bad_dims(dims):
     with pytest.raises(InvalidInput) as caught:
         HashEmbedder(dims=dims)
@@ -65,11 +65,28 @@ def test_stored_bytes_round_trip_exactly():
 def test_resolve_knows_the_names_and_passes_an_embedder_through():
     assert resolve("hash").name == "hash-ngram-v1/64"
     assert resolve(" hash:12 ").dims == 12
+    assert resolve(f"hash:{MAX_DIMS}").dims == MAX_DIMS == 4096
     mine = HashEmbedder(dims=5)
     assert resolve(mine) is mine
 
 
-@pytest.mark.parametrize("spec", ["nope", "hash:x", "openai:", "sentence-transformers:", "", 3])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "nope",
+        "hash:x",
+        "hash:²",  # a digit to str.isdigit, not to int()
+        "hash:①",
+        "hash:1",
+        "hash:4097",
+        "hash:99999999999",
+        "hash:" + "9" * 5000,
+        "openai:",
+        "sentence-transformers:",
+        "",
+        3,
+    ],
+)
 def test_resolve_refuses_an_unknown_name_listing_the_known(spec):
     with pytest.raises(InvalidInput) as caught:
         resolve(spec)
@@ -108,3 +125,27 @@ def test_a_wrong_answer_is_an_embedder_error_naming_what(how):
 
 def test_no_texts_make_an_empty_matrix_without_a_call():
     assert embedded(Wrong("dims"), [], "query").shape == (0, 4)
+
+
+@pytest.mark.parametrize(
+    ("rows", "field"),
+    [
+        ([[1.0, 0.0], [1.0]], "values"),  # ragged
+        ([["a", "b"]], "values"),
+        ([[None, 1.0]], "values"),
+        ([[True, False]], "values"),
+        ([[10**400, 0.0]], "values"),  # no float holds it
+        ([1.0, 0.0], "rows"),  # one vector, not a list of rows
+        ("0.5", "rows"),
+        ([[], []], "dims"),
+    ],
+)
+def test_an_answer_that_is_not_rows_of_numbers_is_an_embedder_error(rows, field):
+    with pytest.raises(EmbedderError) as caught:
+        answer("lists/1", rows)
+    assert caught.value.field == field and caught.value.embedder == "lists/1"
+
+
+def test_an_answer_of_rows_of_numbers_is_a_float_matrix():
+    got = answer("lists/1", [[1, 2], [3.5, 4]])
+    assert got.dtype == np.float64 and got.tolist() == [[1.0, 2.0], [3.5, 4.0]]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from embedding_server import embeddings_server
 
+import memcommit
 from memcommit.embedding import resolve
 from memcommit.embedding.hashed import HashEmbedder
 from memcommit.embedding.http import OpenAIEmbedder
@@ -43,7 +44,17 @@ def test_the_http_client_asks_its_dims_once_and_adds_the_prefixes():
 
 
 @pytest.mark.parametrize(
-    ("mode", "field"), [("error", "status"), ("wrong-dims", "dims"), ("short", "rows")]
+    ("mode", "field"),
+    [
+        ("error", "status"),
+        ("wrong-dims", "dims"),
+        ("short", "rows"),
+        ("string-index", "index"),
+        ("bool-index", "index"),
+        ("duplicate-index", "index"),
+        ("huge", "values"),
+        ("empty", "dims"),
+    ],
 )
 def test_a_misbehaving_server_is_an_embedder_error_naming_what(mode, field):
     with embeddings_server(dims=8) as server:
@@ -52,6 +63,49 @@ def test_a_misbehaving_server_is_an_embedder_error_naming_what(mode, field):
         with pytest.raises(EmbedderError) as caught:
             client.embed(["a", "b"])
         assert caught.value.field == field and caught.value.embedder == "openai:m"
+
+
+def test_a_server_misplacing_vectors_across_tenants_stores_none_of_them(make_store):
+    store = make_store()
+    with store.commit() as tx:  # one batch over both tenants: "10" and "11" are a's
+        for i in range(12):
+            tx.add(f"memory {i}", tenant="a" if i >= 10 else "b")
+    with embeddings_server(dims=8) as server:
+        server.mode = "string-index"
+        client = OpenAIEmbedder("m", base_url=server.base_url, dims=8)
+        with pytest.raises(EmbedderError) as caught:
+            store.embed(client, batch_size=64)
+        client.close()
+    assert caught.value.field == "index"
+    assert store.backend.vector_rows(after=None, limit=100) == []
+
+
+def test_empty_vectors_never_set_the_size_learnt_from_the_first_answer():
+    with embeddings_server(dims=8) as server:
+        client = OpenAIEmbedder("m", base_url=server.base_url)
+        server.mode = "empty"
+        with pytest.raises(EmbedderError) as caught:
+            _ = client.dims
+        assert (caught.value.field, caught.value.value) == ("dims", 0)
+        server.mode = "ok"
+        assert client.dims == 8 and client.embed(["a"]).shape == (1, 8)
+        client.close()
+
+
+def test_a_base_url_httpx_cannot_send_to_is_refused_before_the_store_opens(tmp_path):
+    spec = "openai:m@http://[::1"
+    with pytest.raises(InvalidInput) as caught:
+        memcommit.open(tmp_path / "never.db", embedder=spec)
+    assert (caught.value.field, caught.value.value) == ("embedder", spec)
+    assert not (tmp_path / "never.db").exists()
+
+
+def test_a_url_refused_when_sent_is_an_embedder_error_naming_it():
+    client = OpenAIEmbedder("m", base_url="http://127.0.0.1:9/v1", dims=8)
+    client.base_url = "http://[::1"  # past the check made when it was built
+    with pytest.raises(EmbedderError) as caught:
+        client.embed(["a"])
+    assert (caught.value.field, caught.value.value) == ("base_url", "http://[::1")
 
 
 def test_an_unreachable_server_is_an_embedder_error_naming_the_url():
@@ -70,6 +124,9 @@ def test_an_unreachable_server_is_an_embedder_error_naming_the_url():
         ({"dims": 0}, "dims"),
         ({"batch_size": 0}, "batch_size"),
         ({"base_url": "ftp://x"}, "base_url"),
+        ({"base_url": "http://[::1"}, "base_url"),
+        ({"base_url": "http://host:port/v1"}, "base_url"),
+        ({"base_url": "http:///v1"}, "base_url"),
         ({"prefixes": {"doc": "d: "}}, "prefixes"),
     ],
 )

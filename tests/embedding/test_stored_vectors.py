@@ -192,6 +192,57 @@ def test_bad_arguments_are_refused_naming_them(make_store):
     with pytest.raises(InvalidInput) as caught:
         store.vectors("hash", limit="x")
     assert caught.value.field == "limit"
+    with pytest.raises(InvalidInput) as caught:
+        store.embed("hash", progress=5)
+    assert caught.value.field == "progress"
+
+
+@pytest.mark.parametrize("ids", [None, 7, "the id itself", {"a set"}])
+def test_embed_ids_takes_a_list_of_ids_only(make_store, ids):
+    store = make_store()
+    with store.commit() as tx:
+        m = tx.add("some text", tenant="a")
+    if isinstance(ids, str):
+        ids = m.id  # one id, which was read as its characters
+    with pytest.raises(InvalidInput) as caught:
+        store.tenant("a").embed_ids("hash", ids)
+    assert (caught.value.field, caught.value.value) == ("ids", ids)
+    assert store.backend.vector_rows(after=None, limit=10) == []
+    assert store.tenant("a").embed_ids("hash", (m.id,)) == 1
+
+
+def test_a_tenant_never_learns_the_size_of_another_tenants_vectors(make_store):
+    store = make_store()
+    with store.commit() as tx:
+        theirs = tx.add("tenant a only", tenant="a").id
+    secret = Renamed("openai:secret-model", 48)
+    store.tenant("a").embed_ids(secret, [theirs])
+    for got in (store.tenant("b").vectors(secret.name), store.vectors(secret, tenant="b")):
+        assert (got.ids, got.dims, got.matrix.shape) == ((), 0, (0, 0))
+    mine = store.tenant("a").vectors(secret.name, ids=["no-such-id"])
+    assert (mine.ids, mine.dims, mine.matrix.shape) == ((), 48, (0, 48))  # the tenant's own
+    with pytest.raises(InvalidInput):  # one size per name across the store, as open() keeps it
+        store.tenant("b").embed(Renamed(secret.name, 16))
+
+
+def test_an_embedders_own_name_means_itself_even_when_it_reads_as_a_spec(make_store, now):
+    custom = Renamed("hash:8", 8)  # a custom embedder named like HashEmbedder(8)'s spec
+    store = make_store(embedder=custom)
+    with store.commit(now=now) as tx:
+        m = tx.add("a red car", tenant="a")
+    assert store.vectors(tenant="a").embedder == "hash:8"
+    assert store.vectors("hash:8", tenant="a").ids == (m.id,)
+    ctx = store.tenant("a").recall("a red car", explain=True, now=now)
+    assert ctx.rows[0].components["dense"] == pytest.approx(1.0, abs=0.02)  # its vectors read
+    store.embed("hash:8", tenant="a")  # the spec, given to embed: HashEmbedder(8)
+    assert store.vectors("hash:8", tenant="a").embedder == "hash:8"
+    assert store.vectors("hash", tenant="a").embedder == "hash-ngram-v1/64"  # names still resolve
+    other = make_store("other.db")  # not the store's embedder: the tenant's stored name
+    with other.commit(now=now) as tx:
+        n = tx.add("a red car", tenant="a")
+    other.tenant("a").embed_ids(custom, [n.id])
+    assert other.vectors("hash:8", tenant="a").embedder == "hash:8"
+    assert other.vectors("hash:8", tenant="b").embedder == "hash-ngram-v1/8"
 
 
 OPS = st.lists(

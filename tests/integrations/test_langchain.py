@@ -239,6 +239,79 @@ def test_vector_store_with_embedding_uses_the_store_vectors_and_cosine_scores(me
     assert memory.vectors(docs.embedding_name, tenant="other").ids == ()
 
 
+class _Answers:
+    """A LangChain ``Embeddings`` that answers 4-value rows, or wrongly in one chosen way."""
+
+    def __init__(self, how: str = "ok") -> None:
+        self.how = how
+
+    def embed_documents(self, texts):
+        rows = [[1.0, 0.0, 0.0, 0.0] for _ in texts]
+        if self.how == "ragged":
+            rows[-1] = rows[-1][:3]
+        elif self.how == "text":
+            rows = [["a", "b", "c", "d"] for _ in texts]
+        elif self.how == "one-long-row":  # one row of 8 for two texts: was reshaped to 2 x 4
+            rows = [[0.5] * 8]
+        elif self.how == "huge":
+            rows[0][0] = 10**400
+        elif self.how == "none":
+            rows[0][0] = None
+        return rows
+
+    def embed_query(self, text):
+        return self.embed_documents([text])[0]
+
+
+@pytest.mark.parametrize(
+    ("how", "field"),
+    [
+        ("ragged", "values"),
+        ("text", "values"),
+        ("one-long-row", "dims"),
+        ("huge", "values"),
+        ("none", "values"),
+    ],
+)
+def test_a_langchain_embedding_answering_wrongly_is_an_embedder_error(memory, how, field):
+    from memcommit.embedding.vectors import embedded
+    from memcommit.errors import EmbedderError
+
+    embedder = lc.LangChainEmbedder(_Answers(how), name="answers/4", dims=4)
+    with pytest.raises(EmbedderError) as caught:
+        embedded(embedder, ["one", "two"], "passage")
+    assert caught.value.field == field and caught.value.embedder == "answers/4"
+    answers = _Answers()
+    docs = lc.MemcommitVectorStore(
+        memory, tenant="acme", embedding=answers, embedding_name="answers/4"
+    )
+    docs.add_texts(["seed"])  # the name's size is 4 from here on
+    answers.how = how
+    head = docs.view.head
+    with pytest.raises(EmbedderError):
+        docs.add_texts(["one", "two"])
+    assert docs.view.head == head and [m.content for m in docs.view.find()] == ["seed"]
+
+
+def test_tenants_embeddings_of_two_sizes_never_meet(memory):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    a = lc.MemcommitVectorStore(memory, tenant="a", embedding=DeterministicFakeEmbedding(size=16))
+    a.add_texts(["tenant a's secret roadmap"])
+    b = lc.MemcommitVectorStore(memory, tenant="b", embedding=DeterministicFakeEmbedding(size=32))
+    b.add_texts(["tenant b's note"])  # was refused: a's 16 dims under one shared name
+    assert a.embedding_name.endswith("DeterministicFakeEmbedding/16")
+    assert b.embedding_name.endswith("DeterministicFakeEmbedding/32")
+    assert memory.vectors(b.embedding_name, tenant="b").matrix.shape == (1, 32)
+    assert memory.tenant("b").vectors(a.embedding_name).dims == 0  # nor learns a's size
+    (hit,) = b.similarity_search_with_score("tenant b's note", k=1)
+    assert hit[1] == pytest.approx(1.0, abs=0.02)  # by its own vectors
+    again = lc.MemcommitVectorStore(
+        memory, tenant="a", embedding=DeterministicFakeEmbedding(size=16)
+    )
+    assert again.embedding_name == a.embedding_name  # a new process finds a's vectors again
+
+
 def test_vector_store_with_a_failing_embedding_adds_nothing(memory):
     class Broken(_Hashed):
         def embed_documents(self, texts):

@@ -448,3 +448,29 @@ def test_a_failing_embedding_lands_nothing(memory, clock):
     with pytest.raises(RuntimeError, match="the model is down"):
         store.put(NS, "food", {"text": "likes spicy ramen"})
     assert store.memcommit.find() == [] and store.memcommit.log() == []
+
+
+@pytest.mark.parametrize(("answer", "field"), [("nan", "values"), ("short", "dims")])
+def test_a_bad_query_embedding_fails_the_batch_before_its_put(memory, clock, answer, field):
+    import math
+
+    from langchain_core.embeddings import Embeddings as LangChainEmbeddings
+
+    from memcommit.errors import EmbedderError
+
+    class Embeddings(LangChainEmbeddings):
+        def embed_documents(self, texts):
+            return _hashed(texts)
+
+        def embed_query(self, text):
+            return [math.nan] * 64 if answer == "nan" else _hashed([text])[0][:32]
+
+    store = lg.MemcommitStore(
+        memory, tenant="acme", clock=clock, index={"dims": 64, "embed": Embeddings()}
+    )
+    head = store.memcommit.head
+    with pytest.raises(EmbedderError) as caught:
+        store.batch([base.PutOp(NS, "food", {"text": "likes ramen"}),
+                     base.SearchOp(("user_1",), query="ramen")])  # fmt: skip
+    assert caught.value.field == field
+    assert store.memcommit.head == head and store.memcommit.find() == []

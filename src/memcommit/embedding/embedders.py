@@ -39,18 +39,23 @@ def _named(spec: str) -> Embedder:
 
         return LocalEmbedder()
     if scheme == "hash":
-        from memcommit.embedding.hashed import HashEmbedder
+        from memcommit.embedding.hashed import MAX_DIMS, HashEmbedder
 
         if not rest:
             return HashEmbedder()
-        if rest.isdigit():
+        digits = rest.isascii() and rest.isdigit() and len(rest) <= 9  # not "²", not 10**5000
+        if digits and 2 <= int(rest) <= MAX_DIMS:
             return HashEmbedder(dims=int(rest))
-        raise InvalidInput("embedder", spec, f"hash:DIMS takes a whole number; {_KNOWN}")
+        why = f"hash:DIMS takes a whole number from 2 to {MAX_DIMS} in ASCII digits"
+        raise InvalidInput("embedder", spec, f"{why}; {_KNOWN}")
     if scheme == "openai" and rest:
         from memcommit.embedding.http import OpenAIEmbedder
 
         model, _, base_url = rest.partition("@")
-        return OpenAIEmbedder(model, base_url=base_url or None)
+        try:
+            return OpenAIEmbedder(model, base_url=base_url or None)
+        except InvalidInput as exc:  # the name is what the user gave: name it
+            raise InvalidInput("embedder", spec, str(exc)) from exc
     if scheme == "sentence-transformers" and rest:
         from memcommit.embedding.sbert import SentenceTransformerEmbedder
 

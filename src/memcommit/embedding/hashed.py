@@ -6,7 +6,7 @@ No model and no dependency beyond numpy: each lowercased word and each trigram o
 row is ever zero). Texts that
 share words or word pieces get close vectors, which is enough for tests of
 storage, erasure and ranking; it knows nothing of meaning. Selected by the name
-``hash`` (64 dims) or ``hash:DIMS``.
+``hash`` (64 dims) or ``hash:DIMS`` (2 to `MAX_DIMS`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,11 @@ from memcommit.errors import InvalidInput
 WORD = re.compile(r"\w+")
 #: The one feature of a text without words, so that no row is zero.
 NO_WORDS = "\x00"
+#: The most values a row may have. Real models give 384 to 3072 and a test embedder
+#: needs no more, while every batch allocates ``texts * dims`` floats and recall's
+#: index ``dims`` bytes per memory: a bigger size is a typo, refused when named
+#: rather than exhausting memory at the first commit or recall.
+MAX_DIMS = 4096
 
 
 @lru_cache(maxsize=65536)
@@ -53,8 +58,9 @@ class HashEmbedder:
     dims: int = 64
 
     def __post_init__(self) -> None:
-        if isinstance(self.dims, bool) or not isinstance(self.dims, int) or self.dims < 2:
-            raise InvalidInput("dims", self.dims, "must be an integer of at least 2")
+        dims = self.dims
+        if isinstance(dims, bool) or not isinstance(dims, int) or not 2 <= dims <= MAX_DIMS:
+            raise InvalidInput("dims", dims, f"must be an integer from 2 to {MAX_DIMS}")
 
     @property
     def name(self) -> str:

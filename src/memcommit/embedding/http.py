@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memcommit.embedding.protocol import KINDS, Kind
-from memcommit.embedding.vectors import unit_rows
+from memcommit.embedding.vectors import answer, unit_rows
 from memcommit.errors import EmbedderError, InvalidInput, MissingExtra
 
 try:
@@ -66,8 +66,7 @@ class OpenAIEmbedder:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
             "/"
         )
-        if not self.base_url.startswith(("http://", "https://")):
-            raise InvalidInput("base_url", self.base_url, "must be an http:// or https:// URL")
+        _check_url(self.base_url)
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(headers=headers, timeout=timeout)
@@ -106,7 +105,7 @@ class OpenAIEmbedder:
         url = f"{self.base_url}/embeddings"
         try:
             response = self._client.post(url, json={"model": self.model, "input": texts})
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL is no HTTPError
             raise EmbedderError(self.name, "base_url", self.base_url, f"failed: {exc}") from exc
         if response.status_code != 200:
             raise EmbedderError(
@@ -115,13 +114,25 @@ class OpenAIEmbedder:
         return self._vectors(response, len(texts))
 
     def _vectors(self, response: Any, count: int) -> npt.NDArray[np.float32]:
+        """The answer's vectors in the order of the texts; EmbedderError if it is not that.
+
+        Each item's ``index`` places its vector: they must be the ints 0 to n-1, each
+        once, or a vector would be stored under another text's memory (another
+        tenant's, in a run over every tenant).
+        """
         try:
-            data = sorted(response.json()["data"], key=lambda item: item["index"])
-            matrix = np.array([item["embedding"] for item in data], dtype=np.float32)
+            data = response.json()["data"]
+            indices = [item["index"] for item in data]
+            rows = [item["embedding"] for item in data]
         except (ValueError, KeyError, TypeError) as exc:
             raise EmbedderError(self.name, "response", response.text[:80], str(exc)) from exc
-        if matrix.ndim != 2 or matrix.shape[0] != count:
-            raise EmbedderError(self.name, "rows", matrix.shape, f"expected {count} vectors")
+        if len(rows) != count:
+            raise EmbedderError(self.name, "rows", len(rows), f"expected {count} vectors")
+        if any(type(i) is not int for i in indices) or sorted(indices) != list(range(count)):
+            shown = indices if count <= 8 else [*indices[:8], "..."]
+            raise EmbedderError(self.name, "index", shown, f"must be the ints 0 to {count - 1}")
+        placed = dict(zip(indices, rows, strict=True))
+        matrix = answer(self.name, [placed[i] for i in range(count)]).astype(np.float32)
         if self._dims is None:
             self._dims = int(matrix.shape[1])  # learnt from the first answer
         elif matrix.shape[1] != self._dims:
@@ -131,3 +142,16 @@ class OpenAIEmbedder:
     def close(self) -> None:
         """Close the HTTP client's connections."""
         self._client.close()
+
+
+def _check_url(base_url: str) -> None:
+    """InvalidInput unless ``base_url`` is an http(s) URL that httpx can send to."""
+    try:
+        url = httpx.URL(base_url)
+        port = url.port  # a bad port can pass the parse and fail here
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise InvalidInput("base_url", base_url, f"is not a URL: {exc}") from exc
+    if url.scheme not in ("http", "https") or not url.host:
+        raise InvalidInput("base_url", base_url, "must be an http:// or https:// URL with a host")
+    if port is not None and not 0 < port < 65536:
+        raise InvalidInput("base_url", base_url, "the port must be from 1 to 65535")

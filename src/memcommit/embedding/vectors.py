@@ -1,15 +1,16 @@
 """Checking what an embedder returned, and vectors as the bytes a store keeps.
 
 A provider's output is never trusted: `embedded` runs an embedder and checks the
-shape, the values and the norm before anything is stored or ranked. Stored
-vectors are little-endian float32, ``dims * 4`` bytes, the same on every backend
-and host.
+shape, the values and the norm before anything is stored or ranked; `answer`
+turns a provider's lists into a matrix first, refusing what is not rows of
+numbers. Stored vectors are little-endian float32, ``dims * 4`` bytes, the same
+on every backend and host.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcommit.embedding.protocol import KINDS, Embedder, Kind
 from memcommit.errors import EmbedderError, InvalidInput
@@ -30,6 +31,32 @@ def unit_rows(matrix: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms > 0)
     return out
+
+
+def answer(name: str, rows: Any) -> npt.NDArray[np.float64]:
+    """A provider's answer given as lists (JSON, LangChain) as a float64 matrix, or EmbedderError.
+
+    It must be rows of one length, each of at least one number a float holds: ragged
+    rows, text, None, rows of bools or an int like ``10**400`` are ``values``, an
+    answer that is no list of rows is ``rows``, rows of no values are ``dims``. How many rows,
+    of what size, finite and of unit length is `embedded`'s to check, as for any
+    embedder's answer.
+    """
+    import numpy as np
+
+    try:
+        matrix = np.asarray(rows)
+    except (ValueError, TypeError, OverflowError) as exc:  # rows of different lengths
+        raise EmbedderError(
+            name, "values", type(rows).__name__, f"not rows of numbers: {exc}"
+        ) from exc
+    if matrix.ndim != 2:
+        raise EmbedderError(name, "rows", matrix.shape, "must be a list of rows of numbers")
+    if matrix.dtype.kind not in "iuf":  # text, None, bools, ints past int64: no float of them
+        raise EmbedderError(name, "values", str(matrix.dtype), "must be numbers a float holds")
+    if matrix.shape[1] == 0:
+        raise EmbedderError(name, "dims", 0, "the vectors hold no values")
+    return matrix.astype(np.float64, copy=False)
 
 
 def embedded(embedder: Embedder, texts: Sequence[str], kind: Kind) -> npt.NDArray[np.float32]:

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 import memcommit
-from memcommit.embedding.vectors import embedded, unit_rows
+from memcommit.embedding.vectors import answer, embedded, unit_rows
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters, needs
 from memcommit.integrations.marks import mark_of
@@ -59,6 +59,8 @@ with needs("langchain", __name__):  # the framework: a clear error without its e
 
 #: The metadata key of a document's own fields (id, metadata, vector).
 MARK = "langchain"
+#: The text embedded to learn an embedding's size when no document or query is at hand.
+_PROBE = "size"
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,13 @@ class LangChainEmbedder:
             raise InvalidInput("dims", dims, "must be a positive integer")
 
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
         if kind == "query":
             rows = [self.embeddings.embed_query(text) for text in texts]
         else:
             rows = self.embeddings.embed_documents(list(texts))
-        return unit_rows(np.asarray(rows, dtype=np.float64).reshape(len(texts), -1))
+        return unit_rows(answer(self.name, rows))  # as answered: `embedded` checks the shape
 
 
 class Embedded:
@@ -204,7 +208,9 @@ class MemcommitVectorStore(VectorStore):
     """A LangChain VectorStore whose documents are memories of one scope of one tenant.
 
     With ``embedding``, each document's vector is stored in the store under
-    ``embedding_name`` (default: ``langchain:`` and the embedding's class).
+    ``embedding_name`` (default: ``langchain:``, the embedding's class and its size,
+    ``langchain:<module.class>/<dims>``, so embeddings of two sizes, another
+    tenant's say, never share a name).
     """
 
     def __init__(
@@ -226,29 +232,46 @@ class MemcommitVectorStore(VectorStore):
         self._embedding = embedding
         self._backend = store.backend
         self._stored: LangChainEmbedder | None = None
+        self._name = embedding_name or None  # None: the default, once the size is known
         kind_of = type(embedding)
-        self.embedding_name = (
-            embedding_name or f"langchain:{kind_of.__module__}.{kind_of.__qualname__}"
-        )
+        self._made_by = f"langchain:{kind_of.__module__}.{kind_of.__qualname__}"
 
     @property
     def embeddings(self) -> Embeddings | None:
         """The embedding that defines similarity (None: recall's lexical relevance)."""
         return self._embedding
 
-    def _embedder(self, texts: Sequence[str] = ()) -> LangChainEmbedder | None:
-        """The embedding as the store's embedder, named `embedding_name`, of the stored size.
+    @property
+    def embedding_name(self) -> str:
+        """The name the documents' vectors are stored under (see the class docstring).
 
-        LangChain's ``Embeddings`` declares no size: it is the size of the vectors
-        already stored under the name, else of the first answer (None until then).
+        The default carries the embedding's size: when no document or search has
+        told it yet, the embedding is asked once (one ``embed_documents`` call).
+        """
+        if self._name is not None or self._embedding is None:
+            return self._name or self._made_by
+        embedder = self._embedder(_PROBE)
+        return self._made_by if embedder is None else embedder.name
+
+    def _embedder(self, probe: str | None = None) -> LangChainEmbedder | None:
+        """The embedding as the store's embedder, of its size, named `embedding_name`.
+
+        LangChain's ``Embeddings`` declares no size. Under a given name it is the
+        size of the tenant's own vectors stored under it; else (and always for the
+        default name, which carries it) the size of the embedding's answer for
+        ``probe``, asked once. None while it is unknown (nothing stored, no probe).
         """
         if self._embedding is None or self._stored is not None:
             return self._stored
-        dims = self._backend.vector_dims(self.embedding_name)
-        if dims is None and texts:
-            dims = len(self._embedding.embed_documents([texts[0]])[0])
+        dims = None
+        if self._name is not None:
+            dims = self._backend.vector_dims(self._name, tenant=self.view.name)
+        if dims is None and probe is not None:
+            name = self._name or self._made_by
+            dims = int(answer(name, self._embedding.embed_documents([probe])).shape[1])
         if dims is not None:
-            self._stored = LangChainEmbedder(self._embedding, name=self.embedding_name, dims=dims)
+            name = self._name or f"{self._made_by}/{dims}"
+            self._stored = LangChainEmbedder(self._embedding, name=name, dims=dims)
         return self._stored
 
     # -- writing -------------------------------------------------------------------
@@ -278,7 +301,7 @@ class MemcommitVectorStore(VectorStore):
             raise InvalidInput("ids", ids, "texts, metadatas and ids must be as many")
         if not texts:
             return []
-        embedder = self._embedder(texts)
+        embedder = self._embedder(texts[0])
         ahead = None if embedder is None else Embedded(embedder, texts)  # before the commit
         marks = [{"id": i, "metadata": dict(m or {})} for i, m in zip(ids, metadatas, strict=True)]
         with self._commit(f"langchain: add {len(texts)} document(s)") as tx:
@@ -377,7 +400,10 @@ class MemcommitVectorStore(VectorStore):
     def _scores(self, query: str, docs: list[Memory]) -> dict[str, float]:
         if not docs or not query.strip():
             return {}
-        embedder = self._embedder()
+        embedder = self._embedder(query if self._name is None else None)  # the default: sized
+        tenant = self.view.name
+        if embedder is not None and self._backend.vector_dims(embedder.name, tenant=tenant) is None:
+            embedder = None  # none of the tenant's documents has a vector yet: by words
         scorer = None if embedder is None else fused_scorer(embedder, make_scorer(DEFAULT_SCORER))
         options = RecallOptions(
             scopes=(self.scope,),

@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 import memcommit
+from memcommit.embedding.vectors import embedded as checked
 from memcommit.errors import InvalidInput
 from memcommit.integrations import filters, namespaces, needs
 from memcommit.model import Commit, Memory
@@ -116,12 +117,17 @@ class _Items(ItemWriter):
         return results
 
     def embedded(self, ops: list[Op]) -> dict[str, list[float]]:
-        """The embedding of each search query of ``ops`` ({} without ``index=``)."""
+        """The embedding of each search query of ``ops`` ({} without ``index=``), checked.
+
+        Checked as recall checks a query's (`memcommit.embedding.vectors.embedded`:
+        the index's size, finite, scaled to unit length, which leaves the cosine as
+        it was) here, before the batch writes: a bad answer fails the batch whole.
+        """
         if self.embedder is None:
             return {}
-        queries = {op.query for op in ops if isinstance(op, SearchOp) and asks(op)}
-        embed = self.embedder.embeddings.embed_query
-        return {query: list(map(float, embed(query))) for query in sorted(queries)}
+        queries = sorted({op.query for op in ops if isinstance(op, SearchOp) and asks(op)})
+        matrix = checked(self.embedder.memcommit, queries, "query")
+        return {query: list(map(float, row)) for query, row in zip(queries, matrix, strict=True)}
 
     def check(self, op: Op) -> None:
         """Refuse ``op`` (InvalidInput naming the field) if any of its fields is wrong."""

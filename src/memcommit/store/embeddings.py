@@ -50,7 +50,9 @@ class StoredVectors:
 
     ``versions[i]`` is the memory's current version (its vector embeds that content);
     ``matrix`` is C-contiguous float32 of shape ``(len(ids), dims)``, unit rows, in id order.
-    Memories without a vector yet are not in it (recall finds them by words only).
+    ``dims`` is the size of this tenant's vectors under the name, 0 when it has none
+    (whatever other tenants hold). Memories without a vector yet are not in it
+    (recall finds them by words only).
     """
 
     embedder: str
@@ -90,18 +92,31 @@ def chosen(spec: str | Embedder | None, configured: Embedder | None) -> Embedder
     return configured
 
 
-def name_of(spec: str | Embedder | None, configured: Embedder | None) -> str:
-    """The name vectors are stored under: an embedder's, a name it resolves, or a stored name.
+def name_of(
+    core: Core, spec: str | Embedder | None, configured: Embedder | None, tenant: str
+) -> str:
+    """The name ``tenant``'s vectors are read under: an embedder's, a stored name, or a spec's.
 
-    ``"hash"`` or ``"local"`` resolve to their embedder's name; any other text (say
-    ``"hash-ngram-v1/64"``, read from `Backend.embedders`) is taken as the name itself.
+    An embedder's own name always means itself, even when it reads as a spec (a
+    custom embedder named ``"hash:8"``): the store's embedder's name, or a name
+    ``tenant`` holds vectors under, is taken as is. Other text that resolves
+    (``"hash"``, ``"local"``) gives its embedder's name (``"hash-ngram-v1/64"``);
+    any other text is taken as the name itself.
     """
-    if isinstance(spec, str):
-        try:
-            return resolve(spec).name
-        except InvalidInput:
-            return v.text("embedder", spec)
-    return chosen(spec, configured).name
+    if not isinstance(spec, str):
+        return chosen(spec, configured).name
+    name = v.text("embedder", spec)
+    if configured is not None and name == configured.name:
+        return name
+    with core.lock:
+        core.check_open()
+        held = core.backend.vector_dims(name, tenant=tenant) is not None
+    if held:
+        return name
+    try:
+        return resolve(name).name
+    except InvalidInput:
+        return name
 
 
 def check_dims(backend: Backend, embedder: Embedder) -> None:
@@ -179,6 +194,8 @@ def fill(
     if not batch_size:
         raise InvalidInput("batch_size", batch_size, "must be at least 1")
     v.count("limit", limit)
+    if progress is not None and not callable(progress):
+        raise InvalidInput("progress", progress, "must be a callable(done, total) or None")
     with core.lock:
         core.check_open()
         check_dims(core.backend, embedder)
@@ -228,7 +245,7 @@ def stored(
         v.text("after", after)
     with core.lock:
         core.check_open()
-        dims = core.backend.vector_dims(name)
+        dims = core.backend.vector_dims(name, tenant=tenant)  # never another tenant's size
         rows = core.backend.vectors(name, tenant, ids=wanted, after=after, limit=limit)
     size = dims or 0
     return StoredVectors(

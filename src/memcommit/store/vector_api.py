@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from memcommit.embedding import Embedder
@@ -47,15 +47,17 @@ class VectorApi(ApiPart):
             self._core, chosen, tenant=only, batch_size=batch_size, limit=limit, progress=progress
         )
 
-    def embed_ids(self, embedder: str | Embedder | None, ids: Iterable[str]) -> int:
+    def embed_ids(self, embedder: str | Embedder | None, ids: Sequence[str]) -> int:
         """Embed the current content of the memories ``ids`` now, vector or not; how many stored.
 
         For a caller that chooses which memories carry a vector (an integration
         whose items may opt out of embedding), where `embed` takes every memory
         that lacks one. A view embeds only its tenant's memories; others are skipped.
         """
-        chosen = embeddings.chosen(embedder, self._core.embedder)
+        if not isinstance(ids, (list, tuple)):  # a str would be its characters
+            raise InvalidInput("ids", ids, "must be a list or tuple of memory ids")
         wanted = sorted({v.text("ids", i) for i in ids})
+        chosen = embeddings.chosen(embedder, self._core.embedder)
         found = self._core.backend.memories(MemoryQuery(ids=wanted)) if wanted else []
         items = [
             (m.tenant, m.id, m.content)
@@ -75,16 +77,18 @@ class VectorApi(ApiPart):
     ) -> StoredVectors:
         """One tenant's stored vectors: ids, current versions and a float32 matrix, by id.
 
-        ``embedder`` is an embedder, a name that resolves to one (``"hash"``), or the
-        name its vectors are stored under (default: the store's). ``tenant`` defaults
-        to "default" (a view: its own, only). ``ids`` keeps those memories; ``after``
-        and ``limit`` page in id order. Only current, unpurged memories that have a
-        vector are in it.
+        ``embedder`` is an embedder, the name its vectors are stored under (the
+        store's embedder's, or one the tenant holds vectors under, is always taken
+        as is), or a name that resolves to one (``"hash"``); default: the store's.
+        ``tenant`` defaults to "default" (a view: its own, only). ``ids`` keeps those
+        memories; ``after`` and ``limit`` page in id order. Only current, unpurged
+        memories that have a vector are in it; ``dims`` is the size of the tenant's
+        own vectors (0 when it has none).
         """
-        name = embeddings.name_of(embedder, self._core.embedder)
         if self._only is not None and tenant not in (None, self._only):
             raise InvalidInput("tenant", tenant, f"this view reads only tenant {self._only!r}")
         only = self._only or _tenant_or_none(tenant) or "default"
+        name = embeddings.name_of(self._core, embedder, self._core.embedder, only)
         return embeddings.stored(self._core, name, only, ids=ids, after=after, limit=limit)
 
 

@@ -255,8 +255,9 @@ class Backend(Protocol):
 
     # -- vectors (memcommit.store.backends.vectors) -------------------------------------
 
-    def vector_dims(self, embedder: str) -> int | None:
-        """The size of the vectors stored under ``embedder`` (None: it has none)."""
+    def vector_dims(self, embedder: str, *, tenant: str | None = None) -> int | None:
+        """The size of the vectors stored under ``embedder`` (None: it has none), of
+        ``tenant``'s vectors when given, else of any tenant's."""
 
     def put_vectors(self, rows: Sequence[VectorRow]) -> None:
         """Insert or replace (tenant, id, embedder, version, dims, vector) rows, in the open

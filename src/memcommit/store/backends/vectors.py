@@ -45,11 +45,17 @@ class VectorTable:
     def _p(self) -> str:
         return self.dialect.mark
 
-    def vector_dims(self, embedder: str) -> int | None:
-        """The size of the vectors stored under ``embedder`` (None: it has none)."""
-        found = self._select(
-            f"SELECT dims FROM vectors WHERE embedder = {self._p} LIMIT 1", (embedder,)
-        )
+    def vector_dims(self, embedder: str, *, tenant: str | None = None) -> int | None:
+        """The size of the vectors stored under ``embedder`` (None: it has none).
+
+        Of ``tenant``'s vectors when given (what a tenant may learn), else of any
+        tenant's (what a store-wide rule checks: one size per name).
+        """
+        p = self._p
+        where, params = f"embedder = {p}", [embedder]
+        if tenant is not None:
+            where, params = f"tenant = {p} AND {where}", [tenant, embedder]
+        found = self._select(f"SELECT dims FROM vectors WHERE {where} LIMIT 1", params)
         return int(found[0][0]) if found else None
 
     def put_vectors(self, rows: Sequence[VectorRow]) -> None:
