@@ -245,6 +245,22 @@ def test_an_embedders_own_name_means_itself_even_when_it_reads_as_a_spec(make_st
     assert other.vectors("hash:8", tenant="b").embedder == "hash-ngram-v1/8"
 
 
+def test_a_scorer_s_embedder_named_like_a_spec_never_reads_the_spec_s_vectors(make_store, now):
+    """An embedder handed to recall (``fused_scorer``), not the store's, named "hash:8": recall
+    reads its vectors by the embedder itself, never those of HashEmbedder(8) the name spells."""
+    from memcommit.recall.scoring.fusion import fused_scorer
+    from memcommit.recall.scoring.memory import MemoryScorer
+
+    store = make_store(embedder="hash:8")  # HashEmbedder(8): vectors under hash-ngram-v1/8
+    with store.commit(now=now) as tx:
+        tx.add("a red car", tenant="a")
+    custom = Renamed("hash:8", 8)  # the same vectors, under its own name: none stored yet
+    ctx = store.tenant("a").recall(
+        "a red car", scorer=fused_scorer(custom, MemoryScorer()), explain=True, now=now
+    )
+    assert ctx.rows[0].components["vector"] == 0.0  # no vector of its own: found by words
+
+
 OPS = st.lists(
     st.tuples(st.sampled_from(["add", "update", "move", "purge"]), st.integers(0, 5)),
     min_size=1,

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
+from memcommit.embedding import Embedder
 from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.tenant import TenantIndex
 
@@ -38,10 +39,11 @@ class Stored(Protocol):
 
 
 class VectorReader(Protocol):
-    """The store's read of stored vectors (``ViewLike.vectors``), as recall calls it."""
+    """The store's read of stored vectors (``ViewLike.vectors``), as recall calls it: given
+    the embedder itself, so its name is never read as a spec of another (``"hash:8"``)."""
 
     def __call__(
-        self, embedder: str, *, tenant: str | None = None, ids: Sequence[str] | None = None
+        self, embedder: Embedder, *, tenant: str | None = None, ids: Sequence[str] | None = None
     ) -> Stored: ...
 
 
@@ -58,11 +60,11 @@ def rows_of(index: TenantIndex, embedder: str, dims: int) -> DenseRows:
         return rows
 
 
-def fill(index: TenantIndex, embedder: str, dims: int, read: VectorReader) -> int:
+def fill(index: TenantIndex, embedder: Embedder, read: VectorReader) -> int:
     """Put the stored vectors of every current document that has none yet; how many were put."""
     put = 0
     with index.lock:
-        rows = rows_of(index, embedder, dims)
+        rows = rows_of(index, embedder.name, embedder.dims)
         missing = rows.missing(index.alive.view())
         versions = index.version.view()
         for start in range(0, len(missing), PAGE):

@@ -348,7 +348,7 @@ def _fused(
     embedder = fused.embedder
     if source.vectors is None:
         raise InvalidInput("scorer", scorer, "hybrid ranking reads vectors from a store")
-    put = fill(source.index, embedder.name, embedder.dims, source.vectors)
+    put = fill(source.index, embedder, source.vectors)
     if put >= RESAVE_AFTER and source.save is not None:  # the next process reads them from disk
         source.save()
     fused.query_vector(query)
