@@ -23,9 +23,11 @@ def test_index_writes_the_tenants_snapshot_then_finds_it_current(cli):
     written_without_snapshots(cli.target, {"default": 300, "other": 280})
     (first,) = cli.json("index")
     assert (first["tenant"], first["memories"], first["written"]) == ("default", 300, True)
+    assert first["current"] is True
     assert first["opened"] == "built: snapshot missing"
     (again,) = cli.json("index")
-    assert (again["written"], again["opened"]) == (False, "loaded, caught up 0 memories")
+    assert (again["written"], again["current"]) == (False, True)
+    assert again["opened"] == "loaded, caught up 0 memories"
     every = cli.json("index", "--all-tenants")
     assert [(k["tenant"], k["written"]) for k in every] == [("default", False), ("other", True)]
     line = cli("index").stdout
@@ -38,3 +40,12 @@ def test_index_says_when_a_tenant_is_too_small_for_a_snapshot(cli, monkeypatch):
     out = cli("index").stdout
     assert out == "tenant 'default' holds fewer than the 256 memories a snapshot is kept for\n"
     assert cli.json("index", tenant="nobody") == []
+
+
+def test_index_fails_when_the_folder_takes_no_snapshot(cli, tmp_path, monkeypatch):
+    written_without_snapshots(cli.target, {"default": 300})
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("MEMCOMMIT_INDEX_DIR", str(blocked))
+    out = cli("index", code=1).stdout
+    assert out.startswith("default: 300 memories, not kept (built: snapshot unreadable")

@@ -18,6 +18,7 @@ from faults_helpers import holding, postgres_files, sqlite_files
 import memcommit
 from memcommit.embedding.hashed import HashEmbedder
 from memcommit.embedding.vectors import to_bytes
+from memcommit.errors import InvalidInput
 from memcommit.interfaces.agent import AgentMemory
 from memcommit.interfaces.request_ids import REQUESTS
 from memcommit.store.transfer import export_jsonl
@@ -58,6 +59,9 @@ def test_a_purge_drops_the_digest_of_the_calls_that_wrote_it(make_store, secret)
     head = store.head.seq
     assert agent.remember(secret, request_id="r1") == kept  # the retry: its answer, no write
     assert agent.remember("an unrelated note", request_id="r4") == other
+    with pytest.raises(InvalidInput) as refused:  # another tool under the id: never its answer
+        agent.begin_task("another task", request_id="r1")
+    assert refused.value.field == "request_id"
     assert store.head.seq == head
 
 

@@ -253,9 +253,9 @@ def test_a_writer_opened_without_keeping_snapshots_leaves_them_to_prepare(
     assert not index_dir(writer).exists() or not list(index_dir(writer).glob("*.idx"))
     indexer = make_store("kept.db")
     kept = prepare(indexer, tenants=["big", "small", "nobody"])
-    assert [(k.tenant, k.memories, k.written) for k in kept] == [
-        ("big", 400, True),
-        ("small", 400, True),
+    assert [(k.tenant, k.memories, k.written, k.current) for k in kept] == [
+        ("big", 400, True, True),
+        ("small", 400, True, True),
     ]
     assert kept[0].opened == "built: snapshot missing"
     assert "big" not in store_index(indexer).tenants  # let go after (memory: one tenant)

@@ -539,6 +539,34 @@ def test_a_purge_landing_while_a_snapshot_is_written_has_it_written_again(
     assert b"zebraquux" not in _snapshot_bytes(recall_snapshots)
 
 
+def test_a_purge_landing_before_a_snapshot_is_renamed_keeps_the_stale_file_out(
+    make_store, now, recall_snapshots, monkeypatch
+):
+    """The arrays were taken before another writer's purge landed and erased the folder:
+    the write is given up under the folder's lock, before its rename, rather than put
+    right after it (a writer killed in between left the purged words on disk)."""
+    store = make_store("s.db")
+    fill(store, now)
+    with store.commit(message="secret", now=now) as tx:
+        tx.add("zebraquux alpha", id="secret", tenant="t")
+    recall(store, "alpha", tenant="t", now=now)
+    fill(store, now, prefix="n")
+    on_disk, real = [], persist.write
+
+    def write(*args, **kwargs):
+        if not on_disk:  # after the arrays were taken, before the file is written
+            with make_store("s.db").commit(message="erase", now=now) as tx:
+                tx.purge("secret")
+        try:
+            return real(*args, **kwargs)
+        finally:
+            on_disk.append(b"zebraquux" in _snapshot_bytes(recall_snapshots))
+
+    monkeypatch.setattr(persist, "write", write)
+    assert store_index(store).save("t") is not None
+    assert len(on_disk) >= 2 and not any(on_disk)  # given up once, then written without it
+
+
 def test_a_process_behind_another_writers_purge_never_writes_the_purged_words_back(
     make_store, now, recall_snapshots
 ):

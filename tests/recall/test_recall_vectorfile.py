@@ -207,6 +207,7 @@ def test_a_writer_that_never_ranks_by_meaning_keeps_the_vector_file(tmp_path, mo
             for i in range(100):
                 tx.add(f"later note {i}", kind="event", tenant="t")
         token, beside = _tokens(writer)
+        assert store_index(writer).index("t").dense == {}  # carried for the write, not held
     assert beside == [token]  # written with the writer's snapshot
     put = _counting_fills(monkeypatch)
     with memcommit.open(path, embedder="hash") as again:

@@ -30,6 +30,7 @@ def index_cmd(store_target: str, tenant: str, all_tenants: bool, as_json: bool) 
     100,000-memory tenant); run this instead, from another process or a
     schedule. A snapshot already current is left as it is; a tenant of fewer
     than 256 memories keeps none (recall builds it from the store in a few ms).
+    Exit code 1 when a tenant's snapshot could not be kept (the line says why).
 
     Example:
 
@@ -42,13 +43,20 @@ def index_cmd(store_target: str, tenant: str, all_tenants: bool, as_json: bool) 
         kept = prepare(store, progress, tenants=None if all_tenants else [tenant])
     if as_json:
         print_json([item._asdict() for item in kept])
-        return
+    else:
+        _report(kept, tenant if not all_tenants else None, live.SNAPSHOT_MIN)
+    if not all(item.current for item in kept):
+        raise SystemExit(1)
+
+
+def _report(kept: list, tenant: str | None, smallest: int) -> None:
+    """One line per tenant: how many memories, what was done, how it was opened."""
     out = console()
     for item in kept:
-        done = "written" if item.written else "already current"
+        done = "written" if item.written else "already current" if item.current else "not kept"
         out.print(
             f"{item.tenant}: {item.memories} memories, {done} ({item.opened}; {item.seconds:.2f} s)"
         )
     if not kept:
-        where = "no tenant holds" if all_tenants else f"tenant {tenant!r} holds fewer than"
-        out.print(f"{where} the {live.SNAPSHOT_MIN} memories a snapshot is kept for")
+        where = "no tenant holds" if tenant is None else f"tenant {tenant!r} holds fewer than"
+        out.print(f"{where} the {smallest} memories a snapshot is kept for")

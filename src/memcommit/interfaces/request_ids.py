@@ -10,7 +10,7 @@ still, a digest of a memory's text lets anyone who reads the store test a guess
 at that text, so a purge of the memory a call wrote drops the call's digest
 (`forget_purged`, a purge hook connected by the package top, run before the
 purge's scrub). Its answer stays: a retry still gets it, and under that id any
-call is then taken for the retry.
+call of the same tool is then taken for the retry.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class AnsweredWrites:
         earlier = self.view.state_get(REQUESTS, request_id)
         if earlier is None:
             return None
-        if earlier["call"] not in (digest, None):  # None: its memory was purged since
+        if earlier["call"] not in (digest, None) or earlier["tool"] != tool:  # None: purged
             raise InvalidInput(
                 "request_id",
                 request_id,

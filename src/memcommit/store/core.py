@@ -334,8 +334,11 @@ class Core:
         return self.backend.commits(seqs=[seq], changes=False)[0][0].time
 
     def tip(self) -> tuple[int, str] | None:
-        """(seq, id) of the newest commit, without reading its changes."""
-        return self.backend.tip()
+        """(seq, id) of the newest commit, without reading its changes (under the lock, as
+        every read: SQLite's one connection must not run it beside a scrub's checkpoint)."""
+        with self.lock:
+            self.check_open()
+            return self.backend.tip()
 
 
 def _run_all(work: list[Callable[[], Any]]) -> list[BaseException]:

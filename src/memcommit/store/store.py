@@ -55,10 +55,11 @@ def open(
     ``recall_cache_bytes`` bounds the memory this process spends on the store's
     tenant indexes: past it, the least recently recalled tenants are let go
     (reopened from their snapshot or the store when next recalled; docs/recall.md,
-    "Many tenants"). ``keep_snapshots=False``: this process's commits never write recall's
-    snapshots (`memcommit.upkeep`), so no commit pays for one (about a second on a
-    100,000-memory tenant, once every twentieth of it); run ``memcommit index`` (or
-    `memcommit.recall.index.prepare.prepare`) from another process instead.
+    "Many tenants"). ``keep_snapshots=False``: this process's commits never keep recall's
+    snapshots current (`memcommit.upkeep`), so no commit pays for one (about a second on
+    a 100,000-memory tenant, once every twentieth of it); run ``memcommit index`` (or
+    `memcommit.recall.index.prepare.prepare`) from another process instead. (A purge
+    still rewrites the snapshot of a tenant this process has open, to erase.)
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")

@@ -18,6 +18,8 @@ own key (a vector index, say, as ``"vectors:" + tenant``).
 
 from __future__ import annotations
 
+import types
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Generic, Protocol, TypeVar
@@ -46,7 +48,7 @@ class TenantCache(Generic[_Held]):
         self._charged: dict[str, int] = {}
         self.total = 0  # bytes charged, over every held index
         self.evicted = 0
-        self._on_evict = on_evict
+        self._on_evict = None if on_evict is None else _weakly(on_evict)
 
     def __len__(self) -> int:
         return len(self._held)
@@ -113,3 +115,18 @@ class TenantCache(Generic[_Held]):
     def charged(self, tenant: str) -> int:
         """The bytes ``tenant``'s index was last charged (0 when not held)."""
         return self._charged.get(tenant, 0)
+
+
+def _weakly(method: Callable[[str], None]) -> Callable[[str], None]:
+    """``method`` called through a weak reference to its object when it is a bound method
+    (nothing once the object is gone): an owner and its cache then make no cycle."""
+    if not isinstance(method, types.MethodType):
+        return method
+    held = weakref.WeakMethod(method)
+
+    def call(tenant: str) -> None:
+        found = held()
+        if found is not None:
+            found(tenant)
+
+    return call

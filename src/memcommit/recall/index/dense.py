@@ -302,16 +302,17 @@ class DenseRows:
         return rows, cosines
 
     def export(self, docs: np.ndarray) -> dict[str, np.ndarray]:
-        """The rows of ``docs`` (an export's current documents, in its order) as named arrays."""
-        self.grow(int(docs.max()) + 1 if len(docs) else 0)
-        codes = np.ascontiguousarray(self.checked(docs))
-        return {
-            "codes": codes,
-            "norms": np.ascontiguousarray(self.norms[docs]),
-            "has": np.ascontiguousarray(self.has[docs]),
-            "signs": np.ascontiguousarray(self.signs[:, docs]),
-            "sums": row_sums(codes),
-        }
+        """The rows of ``docs`` (an export's current documents, in its order) as named arrays;
+        a document past its rows is a row without a vector (nothing grown or copied)."""
+        inside = docs < self.size
+        held = docs[inside]
+        codes = np.zeros((len(docs), self.dims), dtype=np.int8)
+        codes[inside] = self.checked(held)
+        norms, has = np.zeros(len(docs)), np.zeros(len(docs), dtype=bool)
+        norms[inside], has[inside] = self.norms[held], self.has[held]
+        signs = np.zeros((len(self.signs), len(docs)), dtype=sign_codes.WORD)
+        signs[:, inside] = self.signs[:, held]
+        return {"codes": codes, "norms": norms, "has": has, "signs": signs, "sums": row_sums(codes)}
 
 
 class VectorFiles(Protocol):
@@ -325,17 +326,20 @@ class VectorFiles(Protocol):
         """(embedder, dims) of every vector file written with the snapshot."""
 
 
-def carry(dense: dict[str, DenseRows], beside: VectorFiles | None, size: int) -> None:
-    """Put into ``dense`` (an index's rows by embedder, ``size`` documents) the rows of every
-    vector file ``beside`` its snapshot that it has not read yet.
+def carry(dense: dict[str, DenseRows], beside: VectorFiles | None) -> list[str]:
+    """Put into ``dense`` (an index's rows by embedder) the rows of every vector file
+    ``beside`` its snapshot that it has not read yet; the embedders carried.
 
     Before the index writes a snapshot or renumbers its documents (a merge): a
     process that never ranks by meaning (a writer keeping snapshots) would
     otherwise leave the rows behind, and the next recall by meaning would read
-    every vector of the tenant from the store again.
+    every vector of the tenant from the store again. The rows stay mapped (rows
+    of documents added since are exported as rows without a vector).
     """
+    carried = []
     for embedder, dims in [] if beside is None else beside.embedders():
         rows = None if beside is None or embedder in dense else beside(embedder, dims)
         if rows is not None:
-            rows.grow(size)
             dense[embedder] = rows
+            carried.append(embedder)
+    return carried

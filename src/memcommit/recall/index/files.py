@@ -11,6 +11,15 @@ work, so every temporary file left is a dead writer's. The kernel drops a killed
 process's locks, so a leftover never holds a sweep back. The live index sweeps
 when a process first uses the folder and whenever a purge erases a snapshot.
 
+A write's `Guard` closes the gap between taking a snapshot's arrays and renaming
+its file: a purge landing in that gap erases the folder's files (or rewrites its
+own) before the stale file is renamed in, and a writer killed right after its
+rename would leave the purged words there. So the guard's ``still()`` is asked
+under the folder's lock just before the rename (has a purge landed since the
+arrays were taken?), and the write is given up (`Superseded`) when it no longer
+holds; a write that erases (a purge's own rewrite) takes the lock exclusively, so
+no writer that checked before the purge landed renames after it.
+
 A folder that cannot be written (read-only, full, not a directory) just means
 no snapshot: the callers treat OSError as "not kept". A file that must go
 because it holds a purged memory's words and cannot be removed is the one
@@ -26,8 +35,9 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 #: The folder's lock file: shared by writers at work, exclusive for a sweep.
@@ -38,6 +48,23 @@ TEMPORARY = ".tmp"
 COMPANION = ".vec"
 #: How long a purge's erasure waits for writers at work in the folder, in seconds.
 ERASE_WAIT = 30.0
+
+
+class Superseded(Exception):
+    """A write given up before its rename: its `Guard`'s ``still()`` no longer held."""
+
+
+@dataclass(frozen=True)
+class Guard:
+    """When a write may replace its file: ``still()`` (asked under the folder's lock just
+    before the rename) holds, and with ``exclusive`` no other writer is at work."""
+
+    still: Callable[[], bool] | None = None
+    exclusive: bool = False
+
+
+#: A write that replaces its file whenever it is done.
+ANY = Guard()
 
 
 @contextmanager
@@ -51,14 +78,15 @@ def _locked(directory: Path, how: int) -> Iterator[None]:
         os.close(handle)  # closing releases the lock
 
 
-def write(path: Path, parts: Iterable[bytes | memoryview]) -> int:
-    """Write ``parts`` to ``path`` atomically; the file's size. OSError when it cannot.
+def write(path: Path, parts: Iterable[bytes | memoryview], guard: Guard = ANY) -> int:
+    """Write ``parts`` to ``path`` atomically; the file's size. OSError when it cannot,
+    `Superseded` when ``guard`` says it may not replace the file any more.
 
     Readers see the old file or the new one, never a mix; a failure (a full
     disk) removes the temporary file and leaves the old file as it was.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(path.parent, fcntl.LOCK_SH):
+    with _locked(path.parent, fcntl.LOCK_EX if guard.exclusive else fcntl.LOCK_SH):
         handle, temporary = tempfile.mkstemp(
             prefix=path.name + ".", suffix=TEMPORARY, dir=path.parent
         )
@@ -68,6 +96,8 @@ def write(path: Path, parts: Iterable[bytes | memoryview]) -> int:
                     out.write(part)
                 out.flush()
                 os.fsync(out.fileno())
+            if guard.still is not None and not guard.still():
+                raise Superseded(path)
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

@@ -47,6 +47,7 @@ from memcommit.recall.index.reopen import (
     holds_only,
     indexable,
     put_versions,
+    read_pages,
     restore_snapshot,
 )
 from memcommit.recall.index.sections import Damage
@@ -82,7 +83,7 @@ class StoreIndex:
 
     def __init__(self, store: StoreLike, *, budget: int, progress: Progress | None = None) -> None:
         self._store = weakref.ref(store)  # the store owns this index, not the other way round
-        self.tenants: TenantCache[TenantIndex] = TenantCache(budget, _weakly(self._evicted))
+        self.tenants: TenantCache[TenantIndex] = TenantCache(budget, self._evicted)
         self.opened: dict[str, str] = {}
         self._damage: dict[str, Damage] = {}  # tenants opened from a snapshot: its blocks' state
         self.pending: list[str] = []  # memories of own commits, indexed at the next recall
@@ -201,11 +202,8 @@ class StoreIndex:
                 files.remove(place)
 
     def _write(self, tenant: str, *, erasing: bool = False) -> Path | None:
-        """`save`, letting IndexDamaged through to the caller.
-
-        ``erasing``: the index no longer holds words the file on disk may hold
-        (a purge), so a write that fails deletes that file rather than keep it.
-        """
+        """`save`, letting IndexDamaged through. ``erasing``: the index no longer holds words
+        the file on disk may (a purge): a write that fails deletes that file, not keeps it."""
         with self.lock:
             self._flush()
             self._catch_up()
@@ -223,9 +221,13 @@ class StoreIndex:
                     return None
                 written, first = self.seen, self.store.commit_id(1)
                 stamp = Stamp(first or "", written, self.seen_id or "")  # (the commit it saw)
+                guard = files.Guard(_unpurged_since(self.store, written), exclusive=erasing)
                 try:
-                    persist.write(path, tenant, stamp, index.export())
-                    vectorfile.write_beside(path, index, stamp, erasing=erasing)
+                    persist.write(path, tenant, stamp, index.export(), guard=guard)
+                    vectorfile.write_beside(path, index, stamp, erasing=erasing, guard=guard)
+                except files.Superseded:  # a purge landed meanwhile: its words go first
+                    self._catch_up()
+                    continue
                 except OSError:  # derived data: a full or read-only place just means no snapshot
                     if erasing:
                         files.erase(path.parent, [path.name])
@@ -292,7 +294,7 @@ class StoreIndex:
         (they come after ``seen``), as for any other writer's commits.
         """
         self._damage.pop(tenant, None)
-        index, done = _read_pages(self.store, tenant, progress)
+        index, done = read_pages(self.store, tenant, progress, BUILD_STEP)
         if done < SNAPSHOT_MIN:  # kept in memory as a snapshot would hold it: a few arrays
             self.tenants[tenant] = index = index.compacted()
             path = self._path(tenant)
@@ -315,7 +317,7 @@ class StoreIndex:
         if (head, head_id) == (self.seen, self.seen_id):
             return False
         if head <= self.seen or self.store.commit_id(self.seen) != self.seen_id:
-            self._drop_all()
+            _start_over(self)
             self.seen, self.seen_id = head, head_id
             return False
         since = self.seen, self.seen_id
@@ -452,37 +454,29 @@ def _erase_elsewhere(live: StoreIndex, changes: Iterable[tuple[str | None, Chang
     files.erase(directory, [snapshot_name(t) for t in sorted(purged) if t not in live.tenants])
 
 
-def _weakly(method: Callable[[str], None]) -> Callable[[str], None]:
-    """``method`` called through a weak reference to its object (nothing once it is gone):
-    a StoreIndex and its cache then make no cycle, and go the moment their store goes."""
-    held = weakref.WeakMethod(method)
+def _start_over(live: StoreIndex) -> None:
+    """A commit ``live`` saw is gone: every index goes, and every snapshot of this host's
+    folder (what changed since, a purge among it, cannot be told; each is rebuilt)."""
+    live._drop_all()
+    directory = live.directory
+    try:
+        found = [] if directory is None else os.listdir(directory)
+    except OSError:
+        found = []
+    if directory is not None:
+        files.erase(directory, [n for n in found if n.startswith("tenant-") and n.endswith(".idx")])
 
-    def call(tenant: str) -> None:
-        found = held()
-        if found is not None:
-            found(tenant)
 
-    return call
+def _unpurged_since(store: StoreLike, seq: int) -> Callable[[], bool]:
+    """Whether no purge landed after commit ``seq``: a snapshot of the store as of ``seq``
+    then holds no word a purge erased (asked as its file is about to replace the old)."""
 
+    def unpurged() -> bool:
+        head, _ = store.tip
+        changes = store.tenant_changes(seq, head) if head > seq else []
+        return not any(change.op == "purge" for _, change in changes)
 
-def _read_pages(
-    store: StoreLike, tenant: str, progress: Progress | None
-) -> tuple[TenantIndex, int]:
-    """``tenant``'s memories from ``store``, a page at a time, into a new index; how many."""
-    index = TenantIndex(tenant)
-    done, after = 0, None
-    with index.bulk():
-        while True:
-            page = store.find(tenant=tenant, live=False, limit=BUILD_STEP, after=after)
-            memories = [m for m in page if indexable(m)]
-            index.put_many(memories)
-            done += len(memories)
-            last = len(page) < BUILD_STEP
-            if progress is not None:
-                progress(done, done if last else None)
-            if last:
-                return index, done
-            after = page[-1].id
+    return unpurged
 
 
 def _built_from(tenant: str, memories: list[Memory]) -> TenantIndex:

@@ -103,12 +103,20 @@ def _header_crc(header: bytes, text_size: int) -> int:
     return zlib.crc32(header, zlib.crc32(_SIZES.pack(len(header), text_size)))
 
 
-def write(path: Path, tenant: str, stamp: Stamp, data: Exported, block: int = BLOCK) -> int:
+def write(
+    path: Path,
+    tenant: str,
+    stamp: Stamp,
+    data: Exported,
+    block: int = BLOCK,
+    guard: files.Guard = files.ANY,
+) -> int:
     """Write the snapshot of ``tenant`` at ``path`` atomically; returns its size in bytes.
 
     The file is written beside ``path`` under a temporary name, flushed, then
-    renamed over it: readers see the old snapshot or the new one, never a mix
-    (`memcommit.recall.index.files`, which also sweeps what a killed writer left).
+    renamed over it if ``guard`` lets it: readers see the old snapshot or the new
+    one, never a mix (`memcommit.recall.index.files`, which also sweeps what a
+    killed writer left).
     """
     arrays = {name: np.ascontiguousarray(values) for name, values in sorted(data.arrays.items())}
     listed: list[list[object]] = []
@@ -133,7 +141,7 @@ def write(path: Path, tenant: str, stamp: Stamp, data: Exported, block: int = BL
             yield values.data.cast("B")
             yield b"\0" * _padded(values.nbytes)
 
-    return files.write(path, parts())
+    return files.write(path, parts(), guard)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memcommit.recall.index import live as live_index
+from memcommit.recall.index import persist
 from memcommit.recall.index.live import Progress, reporting, snapshot_name, store_index
 from memcommit.store.protocols import StoreLike
 
@@ -23,7 +24,8 @@ class Kept(NamedTuple):
 
     tenant: str
     memories: int  # what its index holds
-    written: bool  # False: its snapshot was already current, and is left as it was
+    written: bool  # its snapshot was written now
+    current: bool  # a snapshot as of the store's newest commit is there (False: none could be)
     opened: str  # how it was opened: "loaded, caught up 3 memories", "built: snapshot missing"
     seconds: float
 
@@ -32,7 +34,8 @@ def prepare(
     store: StoreLike, progress: Progress | None = None, *, tenants: Iterable[str] | None = None
 ) -> list[Kept]:
     """Bring the snapshot of every tenant of ``store`` (or of ``tenants``) big enough to keep
-    one current; what was done for each, in tenant order.
+    one current; what was done for each, in tenant order (``current`` False: the folder
+    could not take it, ``opened`` says why).
 
     For rows written below the Store (`memcommit.store.transfer.import_jsonl`,
     `memcommit.store.migrate`), which no commit hook hears of: run once at the
@@ -58,8 +61,12 @@ def prepare(
             if not held:
                 live.tenants.pop(tenant)
             written = _written_file(path) not in (None, before)
+            stamp = None if path is None else persist.described(path)
+            current = stamp is not None and stamp["seq"] == live.seen
             opened = live.opened.get(tenant, "")
-        kept.append(Kept(tenant, memories, written, opened, time.perf_counter() - start))
+        if memories >= live_index.SNAPSHOT_MIN:  # (purged memories counted above: let go)
+            seconds = time.perf_counter() - start
+            kept.append(Kept(tenant, memories, written, current, opened, seconds))
     return kept
 
 

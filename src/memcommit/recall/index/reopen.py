@@ -7,6 +7,7 @@ test that a commit's versions are all its tenant holds, and putting versions in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -70,3 +71,24 @@ def put_versions(index: TenantIndex, memories: list[Memory]) -> bool:
     for memory_id in purged:
         index.remove(memory_id)
     return bool(purged)
+
+
+def read_pages(
+    store: StoreLike, tenant: str, progress: Callable[[int, int | None], None] | None, step: int
+) -> tuple[TenantIndex, int]:
+    """``tenant``'s memories from ``store``, ``step`` at a time (a build holds one page beside
+    the index), into a new index; how many. ``progress(done, total)``: None while pages remain."""
+    index = TenantIndex(tenant)
+    done, after = 0, None
+    with index.bulk():
+        while True:
+            page = store.find(tenant=tenant, live=False, limit=step, after=after)
+            memories = [m for m in page if indexable(m)]
+            index.put_many(memories)
+            done += len(memories)
+            last = len(page) < step
+            if progress is not None:
+                progress(done, done if last else None)
+            if last:
+                return index, done
+            after = page[-1].id

@@ -200,7 +200,7 @@ class TenantIndex:
     def merge(self) -> None:
         """Rebuild compactly: drop retired documents, fold the delta into the main postings."""
         with self.lock:
-            carry(self.dense, self.dense_file, self.alive.size)
+            carry(self.dense, self.dense_file)
             alive = self.alive.view().copy()
             keep = np.flatnonzero(alive)
             for column in self.columns.values():

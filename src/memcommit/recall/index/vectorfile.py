@@ -63,11 +63,19 @@ def _key(tenant: str, embedder: str) -> str:
     return f"{tenant}\n{embedder}"
 
 
-def write(path: Path, tenant: str, stamp: Stamp, rows: DenseRows, docs: np.ndarray) -> int:
+def write(
+    path: Path,
+    tenant: str,
+    stamp: Stamp,
+    rows: DenseRows,
+    docs: np.ndarray,
+    guard: files.Guard = files.ANY,
+) -> int:
     """Write the rows of ``docs`` (the snapshot's documents, in its order); the file's size."""
     exported = rows.export(docs).items()
     arrays = {NAMES.get(part, part): values.reshape(-1) for part, values in exported}
-    return persist.write(path, _key(tenant, rows.embedder), stamp, Exported(arrays), BLOCK)
+    key = _key(tenant, rows.embedder)
+    return persist.write(path, key, stamp, Exported(arrays), BLOCK, guard)
 
 
 def read(
@@ -98,11 +106,14 @@ def read(
     return DenseRows(embedder, dims, codes, norms, has, signs, (sections["codes"], sums))
 
 
-def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: bool) -> None:
+def write_beside(
+    snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: bool, guard: files.Guard
+) -> None:
     """Write the vector file of every embedder whose rows ``index`` holds or its snapshot's
     vector files held (`memcommit.recall.index.dense.carry`), beside ``snapshot``.
 
-    The rows of the documents the snapshot keeps, in its order, under its stamp.
+    The rows of the documents the snapshot keeps, in its order, under its stamp and
+    ``guard`` (the snapshot's).
     After a purge (``erasing``) the other vector files there go too: never read
     beside this snapshot, they may hold the purged memory's codes (one that stays
     is reported). Otherwise they stay, refused by their stamp: listing the
@@ -110,12 +121,16 @@ def write_beside(snapshot: Path, index: TenantIndex, stamp: Stamp, *, erasing: b
     """
     written = set()
     with index.lock:
-        carry(index.dense, index.dense_file, index.alive.size)
+        carried = carry(index.dense, index.dense_file)
         docs = np.flatnonzero(index.alive.view())
         for embedder, rows in index.dense.items():
             place = snapshot.parent / name(snapshot.name, embedder)
-            write(place, index.tenant, stamp, rows, docs)
+            write(place, index.tenant, stamp, rows, docs, guard)
             written.add(place)
+        held = sorted((embedder, rows.dims) for embedder, rows in index.dense.items())
+        for embedder in carried:  # read for this write only: read from the new file when used
+            del index.dense[embedder]
+        index.dense_file = Beside(snapshot, index.tenant, stamp, Damage(str(snapshot)), held)
     if erasing:
         stale = set(files.companions(snapshot.parent, snapshot.name)) - written
         files.drop(sorted(stale), erasing=True)
@@ -127,8 +142,17 @@ class Beside:
     embedders have a file there. A block of int8 codes that fails later marks the
     snapshot's ``damage``."""
 
-    def __init__(self, snapshot: Path, tenant: str, stamp: Stamp, damage: Damage) -> None:
+    def __init__(
+        self,
+        snapshot: Path,
+        tenant: str,
+        stamp: Stamp,
+        damage: Damage,
+        embedders: list[tuple[str, int]] | None = None,
+    ) -> None:
+        """``embedders``: those its writer wrote (None: the folder is listed when asked)."""
         self.snapshot, self.tenant, self.stamp, self.damage = snapshot, tenant, stamp, damage
+        self._embedders = embedders
 
     def __call__(self, embedder: str, dims: int) -> DenseRows | None:
         place = self.snapshot.parent / name(self.snapshot.name, embedder)
@@ -138,7 +162,16 @@ class Beside:
             return None
 
     def embedders(self) -> list[tuple[str, int]]:
-        """(embedder, dims) of each vector file beside the snapshot written with it, by name."""
+        """(embedder, dims) of each vector file beside the snapshot written with it, by name.
+
+        Listed once (a folder of many tenants' files costs a pass): files written with
+        the snapshot were all there when it was; one erased since is refused when read.
+        """
+        if self._embedders is None:
+            self._embedders = self._listed()
+        return self._embedders
+
+    def _listed(self) -> list[tuple[str, int]]:
         found = []
         for place in files.companions(self.snapshot.parent, self.snapshot.name):
             meta = persist.described(place)
