@@ -240,3 +240,22 @@ def test_a_merge_keeps_the_rows_of_a_vector_file_it_never_read(tmp_path, monkeyp
         ranked = _hybrid(again)
     assert put == [400]  # only the 400 new versions' (the writer embedded none of them)
     assert ranked == _built(path, tmp_path, monkeypatch)
+
+
+def test_rows_carried_by_an_index_with_retired_documents_stay_on_their_documents(
+    tmp_path, monkeypatch
+):
+    """The file written holds the current documents only, renumbered; an index that still
+    holds retired ones (no merge yet) must go on reading its own rows, not the file's."""
+    path = tmp_path / "v.db"
+    store, _ = _stored(path)
+    store.recall("vault code", tenant="t", now=LATER)  # its vector file written
+    store.close()
+    with memcommit.open(path, embedder="hash") as writer:
+        assert store_index(writer).index("t").dense == {}  # restored: rows not read yet
+        with writer.commit(message="rewrite", now=T0 + timedelta(hours=1)) as tx:
+            for memory in writer.find(tenant="t", limit=40):
+                tx.update(memory.id, content=f"{memory.content} rewritten")
+        store_index(writer).save("t")  # carries the rows along; 40 retired documents stay
+        ranked = _hybrid(writer)
+    assert ranked == _built(path, tmp_path, monkeypatch)

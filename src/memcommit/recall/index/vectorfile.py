@@ -127,10 +127,11 @@ def write_beside(
             place = snapshot.parent / name(snapshot.name, embedder)
             write(place, index.tenant, stamp, rows, docs, guard)
             written.add(place)
-        held = sorted((embedder, rows.dims) for embedder, rows in index.dense.items())
-        for embedder in carried:  # read for this write only: read from the new file when used
-            del index.dense[embedder]
-        index.dense_file = Beside(snapshot, index.tenant, stamp, Damage(str(snapshot)), held)
+        if len(docs) == index.alive.size:  # the files' rows are the index's own documents
+            held = sorted((embedder, rows.dims) for embedder, rows in index.dense.items())
+            for embedder in carried:  # read for this write only: from the new file when used
+                del index.dense[embedder]
+            index.dense_file = Beside(snapshot, index.tenant, stamp, Damage(str(snapshot)), held)
     if erasing:
         stale = set(files.companions(snapshot.parent, snapshot.name)) - written
         files.drop(sorted(stale), erasing=True)
