@@ -519,15 +519,21 @@ def test_a_commit_landing_while_a_snapshot_is_written_leaves_it_as_written(
     assert store_index(reader).opened["t"] == "loaded, caught up 40 memories"
 
 
-def test_a_purge_landing_while_a_snapshot_is_written_has_it_written_again(
-    make_store, now, recall_snapshots, monkeypatch
-):
+def _indexed_with_a_secret(make_store, now):
+    """A store whose tenant t holds "zebraquux" (id "secret"), indexed, then 40 more."""
     store = make_store("s.db")
     fill(store, now)
     with store.commit(message="secret", now=now) as tx:
         tx.add("zebraquux alpha", id="secret", tenant="t")
     recall(store, "alpha", tenant="t", now=now)
     fill(store, now, prefix="n")
+    return store
+
+
+def test_a_purge_landing_while_a_snapshot_is_written_has_it_written_again(
+    make_store, now, recall_snapshots, monkeypatch
+):
+    store = _indexed_with_a_secret(make_store, now)
 
     def purge():
         with make_store("s.db").commit(message="erase", now=now) as tx:
@@ -545,12 +551,7 @@ def test_a_purge_landing_before_a_snapshot_is_renamed_keeps_the_stale_file_out(
     """The arrays were taken before another writer's purge landed and erased the folder:
     the write is given up under the folder's lock, before its rename, rather than put
     right after it (a writer killed in between left the purged words on disk)."""
-    store = make_store("s.db")
-    fill(store, now)
-    with store.commit(message="secret", now=now) as tx:
-        tx.add("zebraquux alpha", id="secret", tenant="t")
-    recall(store, "alpha", tenant="t", now=now)
-    fill(store, now, prefix="n")
+    store = _indexed_with_a_secret(make_store, now)
     on_disk, real = [], persist.write
 
     def write(*args, **kwargs):
