@@ -18,7 +18,7 @@ from faults_helpers import holding, postgres_files, sqlite_files
 import memcommit
 from memcommit.embedding.hashed import HashEmbedder
 from memcommit.embedding.vectors import to_bytes
-from memcommit.errors import InvalidInput
+from memcommit.errors import HookError, InvalidInput
 from memcommit.interfaces.agent import AgentMemory
 from memcommit.interfaces.request_ids import REQUESTS
 from memcommit.store.transfer import export_jsonl
@@ -63,6 +63,23 @@ def test_a_purge_drops_the_digest_of_the_calls_that_wrote_it(make_store, secret)
         agent.begin_task("another task", request_id="r1")
     assert refused.value.field == "request_id"
     assert store.head.seq == head
+
+
+def test_a_purge_hook_that_fails_leaves_the_others_to_erase_theirs(make_store, monkeypatch):
+    """Each purge hook erases its own copies (snapshots, call digests): one raising does
+    not keep the next from running; the commit reports it (HookError) and has landed."""
+
+    def broken(store, commit):
+        raise RuntimeError("a snapshot folder that cannot be read")
+
+    monkeypatch.setattr(memcommit.Store, "_purge_hooks", [broken, *memcommit.Store._purge_hooks])
+    store = make_store()
+    agent = AgentMemory(store, "acme")
+    kept = agent.remember("a note to erase", request_id="r1")
+    with pytest.raises(HookError), store.commit(message="erase") as tx:
+        tx.purge(kept["id"])
+    assert store.get(kept["id"]).content == ""
+    assert store.tenant("acme").state_items(REQUESTS)["r1"]["call"] is None
 
 
 @pytest.fixture

@@ -144,10 +144,17 @@ class Store(StoreApi):
         return self._core.written(commit)
 
     def _after_purge(self, commit: Commit) -> None:
-        """Tell the purge hooks (`connect_purge`) of a landed commit that purged."""
+        """Tell the purge hooks (`connect_purge`) of a landed commit that purged: every one,
+        even after one raised (each erases its own copies), then the first error."""
         if any(change.op == "purge" for change in commit.changes):
+            failed: list[Exception] = []
             for hook in Store._purge_hooks:
-                hook(self, commit)
+                try:
+                    hook(self, commit)
+                except Exception as exc:
+                    failed.append(exc)
+            if failed:
+                raise failed[0]
 
     def __repr__(self) -> str:
         state = "closed" if self._core.closed else "open"
