@@ -229,3 +229,30 @@ def test_a_purge_by_another_process_leaves_no_cached_answer(tmp_path) -> None:
         assert [t["id"] for t in source.config({})["tenants"]] == ["t", "u"]
     finally:
         source.close()
+
+
+def test_a_lost_commit_whose_seq_was_taken_again_leaves_no_cached_answer(tmp_path) -> None:
+    """A commit can be seen, then lost (a crash before it was durable, a restore), and the
+    next commit take its seq: the cache follows the commit id, not only the seq."""
+    import sqlite3
+
+    path, backup = tmp_path / "m.db", tmp_path / "backup.db"
+    writer = memcommit.open(str(path))
+    with writer.commit(message="seed", now=NOW) as tx:
+        tea = tx.add("the user drinks tea", tenant="t")
+    with sqlite3.connect(path) as src, sqlite3.connect(backup) as dst:
+        src.backup(dst)
+    with writer.commit(message="to be lost", now=NOW) as tx:
+        tx.update(tea.id, content="the user drinks coffee")
+    source = StoreSource(memcommit.open(str(path), read_only=True), clock=lambda: NOW)
+    try:
+        asked = {"tenant": ["t"], "query": ["the user drinks"]}
+        assert "coffee" in json.dumps(source.recall(asked))
+        with sqlite3.connect(backup) as src, sqlite3.connect(path) as dst:
+            src.backup(dst)  # the second commit is gone
+        with writer.commit(message="another second commit", now=NOW) as tx:
+            tx.add("an unrelated note", tenant="t")
+        assert "coffee" not in json.dumps(source.recall(asked))
+    finally:
+        source.close()
+        writer.close()

@@ -199,8 +199,7 @@ class StoreApi(UsesAndState, TraceReads, VectorApi):
         (another process, or another Store object) moved on, then reads `diff`.
         A tenant view answers for the whole store.
         """
-        tip = self._core.tip()
-        return tip[0] if tip else 0
+        return self.tip[0]
 
     @property
     def tip(self) -> tuple[int, str | None]:

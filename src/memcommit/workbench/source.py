@@ -118,7 +118,7 @@ class RecallSource(ABC):
         self.cache: OrderedDict[RecallRequest, Computed] = OrderedDict()
         self.lock = threading.RLock()
         self.tenants = list(store.tenants())
-        self.seen = store.head_seq
+        self.seen = store.tip
         # recall() follows the store's commits; so does everything cached here.
         self.unsubscribe = store.on_commit(self.forget)
 
@@ -127,13 +127,14 @@ class RecallSource(ABC):
         with self.lock:
             self.cache.clear()
             self.tenants = list(self.store.tenants())
-            self.seen = self.store.head_seq
+            self.seen = self.store.tip
 
     def follow(self) -> None:
         """`forget` when another process or host committed since (``on_commit`` hears only
-        this Store's commits): a cached Context must not show what a purge erased."""
+        this Store's commits), or a commit seen was lost and its seq taken again: a cached
+        Context must not show what a purge erased."""
         with self.lock:
-            if self.store.head_seq != self.seen:
+            if self.store.tip != self.seen:
                 self.forget()
 
     @abstractmethod

@@ -127,12 +127,17 @@ def sweep(directory: Path, *, wait: float = 0.0) -> bool:
             return False
 
 
-def leftovers(directory: Path) -> list[Path]:
-    """The temporary files in ``directory`` (none when it cannot be listed)."""
+def names(directory: Path) -> list[str]:
+    """The names in ``directory`` (none when it cannot be listed)."""
     try:
-        return [directory / name for name in os.listdir(directory) if name.endswith(TEMPORARY)]
+        return os.listdir(directory)
     except OSError:
         return []
+
+
+def leftovers(directory: Path) -> list[Path]:
+    """The temporary files in ``directory``."""
+    return [directory / name for name in names(directory) if name.endswith(TEMPORARY)]
 
 
 def remove(path: Path) -> bool:
@@ -146,10 +151,7 @@ def remove(path: Path) -> bool:
 
 def companions(directory: Path, name: str) -> list[Path]:
     """The files that belong to the snapshot ``name``: its vector files (``<name>.*.vec``)."""
-    try:
-        found = os.listdir(directory)
-    except OSError:
-        return []
+    found = names(directory)
     return [directory / f for f in found if f.startswith(name + ".") and f.endswith(COMPANION)]
 
 

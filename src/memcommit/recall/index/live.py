@@ -459,12 +459,8 @@ def _start_over(live: StoreIndex) -> None:
     folder (what changed since, a purge among it, cannot be told; each is rebuilt)."""
     live._drop_all()
     directory = live.directory
-    try:
-        found = [] if directory is None else os.listdir(directory)
-    except OSError:
-        found = []
     if directory is not None:
-        files.erase(directory, [n for n in found if n.startswith("tenant-") and n.endswith(".idx")])
+        files.erase(directory, [n for n in files.names(directory) if n.endswith(".idx")])
 
 
 def _unpurged_since(store: StoreLike, seq: int) -> Callable[[], bool]:
