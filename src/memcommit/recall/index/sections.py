@@ -20,6 +20,7 @@ copy-on-write) cannot make a later check of another section fail.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from typing import NoReturn
 
 import numpy as np
@@ -31,6 +32,9 @@ from memcommit.recall.index.sizes import OBJECT
 #: (a rare term's postings are a few hundred bytes); 64 KiB blocks made the first pass
 #: of queries over a million memories a third slower.
 BLOCK = 1 << 14
+#: The bytes and check flags of a section with nothing to check (shared, never written).
+_NOTHING = memoryview(b"")
+_NONE_PASSED = bytearray()
 
 
 class Damage:
@@ -70,11 +74,13 @@ class Section:
         self.name = name
         self._block = block
         self.array = array
-        self._bytes = array.data.cast("B")
         self._size = array.itemsize
-        self._crcs = crcs or []
-        self._passed = bytearray(len(self._crcs))
         self._whole = crcs is None  # nothing to check: an array built in memory
+        # what checking needs, only where there is something to check (a small tenant
+        # held in memory has dozens of sections: their views would cost more than its text)
+        self._bytes = _NOTHING if crcs is None else array.data.cast("B")
+        self._crcs: Sequence[int] = () if crcs is None else crcs
+        self._passed = _NONE_PASSED if crcs is None else bytearray(len(crcs))
         self._damage = damage
 
     @classmethod
