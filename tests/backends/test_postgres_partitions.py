@@ -9,13 +9,16 @@ that cannot have its lock gives up instead of queueing every reader behind it.
 from __future__ import annotations
 
 import io
+import re
 import threading
 import uuid
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 
 import memcommit
+from memcommit.cli import main
 from memcommit.store.backends.migrations import migrations
 from memcommit.store.backends.postgres import LEDGER
 from memcommit.store.transfer import export_jsonl
@@ -210,3 +213,22 @@ def test_a_new_store_gets_the_partitions_it_asks_for(postgres_server, admin, sch
             tx.add("a fact")
         assert kind_of_versions(admin, schema) == ("p", 3)
         assert store.check().ok
+
+
+def test_a_read_command_on_an_old_store_names_the_command_that_upgrades_it(
+    postgres_server, admin, schemas
+):
+    """Read commands open PostgreSQL read-only: the refusal names a command that upgrades the
+    store, and running it does."""
+    source, old = schemas(), schemas()
+    with memcommit.open(postgres_server, schema=source) as store:
+        history(store)
+    at_layout_before_partitions(admin, source, old)
+    target = f"{postgres_server}{'&' if '?' in postgres_server else '?'}schema={old}"
+    refused = CliRunner().invoke(main, ["find", "--store", target, "--tenant", "acme"])
+    advice = re.search(r"\(e\.g\. `memcommit (\w+) --store \.\.\.`\)", refused.output)
+    assert refused.exit_code == 1 and "needs migrations" in refused.output and advice
+    upgraded = CliRunner().invoke(main, [advice.group(1), "--store", target])
+    assert upgraded.exit_code == 0, upgraded.output
+    found = CliRunner().invoke(main, ["find", "--store", target, "--tenant", "acme", "--json"])
+    assert found.exit_code == 0 and "acme keeps the receipts" in found.output

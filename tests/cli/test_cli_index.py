@@ -34,6 +34,24 @@ def test_index_writes_the_tenants_snapshot_then_finds_it_current(cli):
     assert line.startswith("default: 300 memories, already current (loaded, caught up 0")
 
 
+def test_a_snapshot_stays_current_while_only_other_tenants_commit(cli):
+    """Current means holding every commit of its own tenant: a run after another tenant's
+    commit leaves the file alone (a reader catches up on nothing), one after its own rewrites."""
+    written_without_snapshots(cli.target, {"default": 300, "other": 280})
+    cli.json("index", "--all-tenants")
+    place = {k["tenant"]: k for k in cli.json("index", "--all-tenants")}
+    assert all(k["current"] and not k["written"] for k in place.values())
+    cli("add", "a note of another tenant", tenant="other")
+    after_other = {k["tenant"]: k for k in cli.json("index", "--all-tenants")}
+    assert (after_other["default"]["written"], after_other["default"]["current"]) == (False, True)
+    assert after_other["default"]["opened"] == "loaded, caught up 0 memories"
+    assert after_other["other"]["written"] and after_other["other"]["memories"] == 281
+    cli("add", "a note of its own")
+    (own,) = cli.json("index")
+    assert (own["written"], own["current"], own["memories"]) == (True, True, 301)
+    assert own["opened"] == "loaded, caught up 1 memories"
+
+
 def test_index_says_when_a_tenant_is_too_small_for_a_snapshot(cli, monkeypatch):
     monkeypatch.setattr(live, "SNAPSHOT_MIN", 256)  # (tests keep snapshots of any size)
     written_without_snapshots(cli.target, {"default": 255})

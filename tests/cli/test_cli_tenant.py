@@ -50,3 +50,25 @@ def test_the_environment_sets_the_tenant_everywhere(tmp_path, monkeypatch):
     assert "1 selected" in runner.invoke(main, ["recall", "acme fact", "--store", path]).stdout
     monkeypatch.delenv("MEMCOMMIT_TENANT")
     assert "0 memories in tenant 'default'" in runner.invoke(main, ["find", "--store", path]).stdout
+
+
+def test_a_tenant_given_with_all_tenants_is_refused_on_every_command(tmp_path, monkeypatch):
+    """--all-tenants works over every tenant: a --tenant beside it is a usage error, never
+    silently dropped (from $MEMCOMMIT_TENANT it is only the default, and goes)."""
+    root = root_context()
+    both = [  # each command's words, and a value for each argument it requires
+        ctx.command_path.split()[1:]
+        + ["x" for p in command.params if isinstance(p, click.Argument) and p.required]
+        for command, ctx in commands(root.command, root)
+        if any("--all-tenants" in getattr(p, "opts", ()) for p in command.params)
+    ]
+    assert ["index"] in both and ["embed"] in both and len(both) >= 5
+    path = str(tmp_path / "t.db")
+    runner = CliRunner()
+    assert runner.invoke(main, ["init", "--store", path]).exit_code == 0
+    for words in both:
+        result = runner.invoke(main, [*words, "--store", path, "--tenant", "a", "--all-tenants"])
+        assert result.exit_code == 2, (words, result.output)
+        assert "give --tenant or --all-tenants, not both" in result.output
+    monkeypatch.setenv("MEMCOMMIT_TENANT", "a")
+    assert runner.invoke(main, ["index", "--store", path, "--all-tenants"]).exit_code == 0

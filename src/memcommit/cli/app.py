@@ -289,10 +289,19 @@ def recall_cache_option(fn: Callable) -> Callable:
 
 
 def all_tenants_option(fn: Callable) -> Callable:
-    """Add ``--all-tenants`` to maintenance commands that may run over the whole store."""
+    """Add ``--all-tenants`` to maintenance commands that may run over the whole store;
+    a ``--tenant`` given with it is a usage error, not silently ignored."""
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        source = click.get_current_context().get_parameter_source("tenant")
+        if kwargs.get("all_tenants") and source is click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError("give --tenant or --all-tenants, not both")
+        return fn(*args, **kwargs)
+
     return click.option(
         "--all-tenants", is_flag=True, help="Work over every tenant instead of --tenant."
-    )(fn)
+    )(checked)
 
 
 def json_option(fn: Callable) -> Callable:

@@ -25,12 +25,14 @@ from memcommit.cli.progress import progress_bar
 def index_cmd(store_target: str, tenant: str, all_tenants: bool, as_json: bool) -> None:
     """Bring recall's snapshots current, so a fresh process's first recall opens one.
 
-    A writer keeps them current itself unless opened with keep_snapshots=False
-    (then one commit in a while pays for a snapshot: about a second on a
-    100,000-memory tenant); run this instead, from another process or a
-    schedule. A snapshot already current is left as it is; a tenant of fewer
-    than 256 memories keeps none (recall builds it from the store in a few ms).
-    Exit code 1 when a tenant's snapshot could not be kept (the line says why).
+    A writer keeps them current itself (one commit in a while pays for a
+    snapshot: about a second on a 100,000-memory tenant); a writer opened with
+    keep_snapshots=False keeps none, and this does it instead, from another
+    process or a schedule. A snapshot holding every commit of its tenant is
+    left as it is (other tenants' commits do not make it stale); a tenant of
+    fewer than 256 memories keeps none (recall builds it from the store in a
+    few ms). Exit code 1 when a tenant's snapshot could not be kept (the line
+    says why).
 
     Example:
 

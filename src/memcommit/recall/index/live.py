@@ -94,7 +94,8 @@ class StoreIndex:
         self.lock = threading.RLock()
         self.seen, self.seen_id = store.tip  # every commit up to this one is in the indexes
         self._noted = self.seen  # the newest own commit `_on_commit` took (each is taken once)
-        self._saved: dict[str, int] = {}  # tenant -> the seq its snapshot file was current at
+        #: tenant -> the newest commit its snapshot file holds every change of the tenant up to
+        self.saved: dict[str, int] = {}
         store.on_commit(self._on_commit)  # (held by the store: nothing here holds the store)
 
     @property
@@ -140,7 +141,7 @@ class StoreIndex:
         """The cache let ``tenant`` go: forget what was kept beside its index."""
         self._damage.pop(tenant, None)
         self.opened.pop(tenant, None)
-        self._saved.pop(tenant, None)
+        self.saved.pop(tenant, None)
 
     def rebuild(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
         """Build ``tenant``'s index from the store (and write its snapshot), whatever exists."""
@@ -183,7 +184,7 @@ class StoreIndex:
             if handed is not None and tenant not in self.tenants:  # (caught up by `index`)
                 self.tenants[tenant] = self._open(tenant, handed)
             held = len(self.index(tenant))
-            if self._saved.get(tenant) != self.seen:
+            if self.saved.get(tenant) != self.seen:
                 self.save(tenant)
             return held
 
@@ -195,7 +196,7 @@ class StoreIndex:
         """Drop ``tenant``'s index and its snapshot file (damaged: rebuilt when next used)."""
         self.tenants.pop(tenant, None)
         self._damage.pop(tenant, None)
-        self._saved.pop(tenant, None)
+        self.saved.pop(tenant, None)
         path = self._path(tenant)
         if path is not None:  # a read-only folder keeps them: refused again when next read
             for place in [path, *files.companions(path.parent, path.name)]:
@@ -234,7 +235,7 @@ class StoreIndex:
                     return None
                 # again only if a purge landed meanwhile (it may have deleted the file replaced)
                 if not self._catch_up() or self.seen == written:
-                    self._saved[tenant] = written
+                    self.saved[tenant] = written
                     return path
 
     def _open(self, tenant: str, handed: Handed | None = None) -> TenantIndex:
@@ -279,8 +280,8 @@ class StoreIndex:
             return caught
         ids, purged = caught
         self.opened[tenant] = f"loaded, caught up {len(ids)} memories"
-        if opened.stamp.seq == self.seen:  # the file is this index: `keep` leaves it be
-            self._saved[tenant] = self.seen
+        if not ids:  # the file is this index (only other tenants committed): `keep` leaves it be
+            self.saved[tenant] = self.seen
         if purged or len(ids) >= RESAVE_AFTER:  # a purge's words leave the file at once
             self.tenants[tenant] = index
             self._write(tenant, erasing=purged)
@@ -340,7 +341,7 @@ class StoreIndex:
         dropped = [snapshot_name(tenant) for tenant in self.tenants]
         self.tenants.clear()
         self._damage.clear()
-        self._saved.clear()
+        self.saved.clear()
         self.pending, self.ready = [], []
         return dropped
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memcommit.recall.index import live as live_index
-from memcommit.recall.index import persist
 from memcommit.recall.index.live import Progress, reporting, snapshot_name, store_index
 from memcommit.store.protocols import StoreLike
 
@@ -25,7 +24,7 @@ class Kept(NamedTuple):
     tenant: str
     memories: int  # what its index holds
     written: bool  # its snapshot was written now
-    current: bool  # a snapshot as of the store's newest commit is there (False: none could be)
+    current: bool  # a snapshot holding every commit of the tenant is there (False: none could be)
     opened: str  # how it was opened: "loaded, caught up 3 memories", "built: snapshot missing"
     seconds: float
 
@@ -61,8 +60,7 @@ def prepare(
             if not held:
                 live.tenants.pop(tenant)
             written = _written_file(path) not in (None, before)
-            stamp = None if path is None else persist.described(path)
-            current = stamp is not None and stamp["seq"] == live.seen
+            current = _written_file(path) is not None and live.saved.get(tenant) == live.seen
             opened = live.opened.get(tenant, "")
         if memories >= live_index.SNAPSHOT_MIN:  # (purged memories counted above: let go)
             seconds = time.perf_counter() - start

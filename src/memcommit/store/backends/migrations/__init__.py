@@ -100,5 +100,5 @@ def require_current(backend: str, applied: Iterable[int] | None, store: str) -> 
             "store",
             store,
             f"needs migrations {pending} that a read-only open does not apply;"
-            " open it once read-write (e.g. `memcommit log --store ...`) to upgrade it",
+            " open it once read-write (e.g. `memcommit init --store ...`) to upgrade it",
         )
