@@ -75,6 +75,7 @@ def test_resolve_knows_the_names_and_passes_an_embedder_through():
     [
         "nope",
         "hash:x",
+        "hash:",  # a size left out, not the default one
         "hash:²",  # a digit to str.isdigit, not to int()
         "hash:①",
         "hash:1",

@@ -209,6 +209,7 @@ def test_a_bad_budget_names_its_field(tmp_path, bad):
     with pytest.raises(InvalidInput) as raised:
         memcommit.open(tmp_path / "s.db", recall_cache_bytes=bad)
     assert raised.value.field == "recall_cache_bytes"
+    assert "must be an integer from 1 to" in str(raised.value)  # one message, whatever was wrong
     assert not (tmp_path / "s.db").exists() or memcommit.open(tmp_path / "s.db").head_seq == 0
 
 

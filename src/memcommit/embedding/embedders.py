@@ -41,7 +41,7 @@ def _named(spec: str) -> Embedder:
     if scheme == "hash":
         from memcommit.embedding.hashed import MAX_DIMS, HashEmbedder
 
-        if not rest:
+        if spec == "hash":  # ("hash:" names no size: refused below)
             return HashEmbedder()
         digits = rest.isascii() and rest.isdigit() and len(rest) <= 9  # not "²", not 10**5000
         if digits and 2 <= int(rest) <= MAX_DIMS:

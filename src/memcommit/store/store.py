@@ -63,10 +63,8 @@ def open(
     """
     if clock is not None and not callable(clock):
         raise InvalidInput("clock", clock, "must be a zero-argument callable returning a datetime")
-    if not v.count("max_content_bytes", max_content_bytes, optional=False):
-        raise InvalidInput("max_content_bytes", max_content_bytes, "must be at least 1")
-    if not v.count("recall_cache_bytes", recall_cache_bytes, optional=False):
-        raise InvalidInput("recall_cache_bytes", recall_cache_bytes, "must be at least 1")
+    v.count("max_content_bytes", max_content_bytes, optional=False, least=1)
+    v.count("recall_cache_bytes", recall_cache_bytes, optional=False, least=1)
     v.flag("keep_snapshots", keep_snapshots)
     chosen = None if embedder is None else resolve(embedder)
     backend = open_backend(target, **options)

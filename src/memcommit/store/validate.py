@@ -112,12 +112,12 @@ def flag(name: str, value: Any) -> bool:
     return value
 
 
-def count(name: str, value: Any, *, optional: bool = True) -> int | None:
-    """None (when optional) or an int from 0 to `MAX_INT`."""
+def count(name: str, value: Any, *, optional: bool = True, least: int = 0) -> int | None:
+    """None (when optional) or an int from ``least`` to `MAX_INT`."""
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT:
-        raise InvalidInput(name, value, f"must be an integer from 0 to {MAX_INT}")
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_INT:
+        raise InvalidInput(name, value, f"must be an integer from {least} to {MAX_INT}")
     return value
 
 
