@@ -16,7 +16,7 @@ def test_a_read_only_store_reads_and_refuses_writes(make_store, now) -> None:
         kept = tx.add("deploys happen on weekdays", tenant="acme")
     reader = make_store("ro.db", read_only=True)
     assert reader.tenant("acme").get(kept.id).content == "deploys happen on weekdays"
-    with pytest.raises(BackendError), reader.commit(message="sneaky") as tx:
+    with pytest.raises(BackendError, match="open read-only"), reader.commit(message="sneaky") as tx:
         tx.add("written through a read-only store", tenant="acme")
     assert writer.head.seq == 1 and writer.check().ok
 

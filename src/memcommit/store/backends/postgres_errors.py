@@ -11,6 +11,8 @@ from memcommit.store.backends import sql as common
 
 #: SQLSTATEs of a lost or refused connection (class 08, and the server shutting a session).
 _GONE = ("08", "57P01", "57P02", "57P03")
+#: The SQLSTATE of a write in a read-only transaction (``read_only=True``, or a read replica).
+_READ_ONLY = "25006"
 
 
 def translated(exc: BaseException) -> BackendError:
@@ -22,6 +24,8 @@ def translated(exc: BaseException) -> BackendError:
         isinstance(exc, psycopg.OperationalError) and (state is None or state.startswith(_GONE))
     )
     text = str(exc).strip() or type(exc).__name__
+    if state == _READ_ONLY:
+        text = f"the store is open read-only (read_only=True, or a replica): {text}"
     return Unavailable(f"postgresql: {text}") if gone else BackendError(f"postgresql: {text}")
 
 
