@@ -147,9 +147,9 @@ def _erase_purged(store: Store, commit: Commit) -> None:
     _load("memcommit.recall.index.live").erase_purged(store, commit)
 
 
-def _forget_purged_calls(store: Store, commit: Commit) -> None:
-    """After a purge, the MCP tools' stored calls that wrote it keep no digest of its text."""
-    _load("memcommit.interfaces.request_ids").forget_purged(store, commit)
+def _forget_purged_calls(store: Store, purged: list[tuple[str, str]]) -> None:
+    """In a purge's commit, the MCP tools' stored calls that wrote it keep no digest of its text."""
+    _load("memcommit.interfaces.request_ids").forget_purged(store, purged)
 
 
 def _keep_snapshots(store: Store, commit: Commit) -> None:
@@ -161,7 +161,7 @@ def _keep_snapshots(store: Store, commit: Commit) -> None:
 # it, so the one call that goes up is connected here, where both layers are known.
 StoreApi.connect_recall(_recall)
 Store.connect_purge(_erase_purged)
-Store.connect_purge(_forget_purged_calls)
+Store.connect_purging(_forget_purged_calls)
 Store.connect_landed(_keep_snapshots)
 
 __all__ = [

@@ -8,7 +8,11 @@ connection stayed open, and PostgreSQL kept old row versions until VACUUM.
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
 import uuid
 
@@ -20,7 +24,7 @@ from memcommit.embedding.hashed import HashEmbedder
 from memcommit.embedding.vectors import to_bytes
 from memcommit.errors import HookError, InvalidInput
 from memcommit.interfaces.agent import AgentMemory
-from memcommit.interfaces.request_ids import REQUESTS
+from memcommit.interfaces.request_ids import INDEXED, REQUEST_ORDER, REQUESTS, named_by
 from memcommit.store.transfer import export_jsonl
 
 
@@ -80,6 +84,82 @@ def test_a_purge_hook_that_fails_leaves_the_others_to_erase_theirs(make_store, m
         tx.purge(kept["id"])
     assert store.get(kept["id"]).content == ""
     assert store.tenant("acme").state_items(REQUESTS)["r1"]["call"] is None
+
+
+KILLED_AFTER_THE_PURGE = """
+    import json, os, sys
+    import memcommit
+    from memcommit.interfaces.agent import AgentMemory
+
+    store = memcommit.open(sys.argv[1], **json.loads(sys.argv[2]))
+    agent = AgentMemory(store, "acme")
+    kept = agent.remember(sys.argv[3], request_id="r1")["id"]
+    backend = store._core.backend
+    landing = backend.commit
+
+    def landed_then_killed():  # the database has the purge; nothing after it runs
+        landing()
+        os._exit(0)
+
+    backend.commit = landed_then_killed
+    agent.forget(kept, mode="purge", confirm=kept)
+"""
+
+
+def test_a_process_killed_as_its_purge_lands_leaves_no_digest(store_target, secret):
+    """The digest goes in the purge's own commit: nothing run after the commit landed
+    (the process died there) is needed to drop it."""
+    target, options = store_target
+    script = [sys.executable, "-c", textwrap.dedent(KILLED_AFTER_THE_PURGE)]
+    done = subprocess.run([*script, target, json.dumps(options), secret], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    with memcommit.open(target, **options) as store:
+        view = store.tenant("acme")
+        (purged,) = store.find(tenant="acme", live=False)
+        assert purged.status == "purged"
+        assert view.state_items(REQUESTS)["r1"]["call"] is None
+        assert view.state_items(named_by(purged.id)) == {}
+
+
+def test_a_purge_rolled_back_keeps_the_calls_digest(make_store, secret):
+    store = make_store()
+    agent = AgentMemory(store, "acme")
+    kept = agent.remember(secret, request_id="r1")["id"]
+    digest = store.tenant("acme").state_get(REQUESTS, "r1")["call"]
+    with pytest.raises(RuntimeError), store.commit(message="erase") as tx:
+        tx.purge(kept)
+        raise RuntimeError("the caller changed its mind")
+    assert store.tenant("acme").state_get(REQUESTS, "r1")["call"] == digest
+    assert store.tenant("acme").state_items(named_by(kept)) == {"r1": True}
+    assert agent.remember(secret, request_id="r1")["id"] == kept  # still a retry
+
+
+def test_calls_kept_before_the_index_lose_their_digest_too(make_store, secret):
+    """A tenant whose calls were kept by an earlier version (no `named_by` keys): its first
+    purge reads every kept call once, in the purge's commit."""
+    store = make_store()
+    agent = AgentMemory(store, "acme")
+    kept = agent.remember(secret, request_id="r1")["id"]
+    other = agent.remember("an unrelated note", request_id="r2")["id"]
+    view = store.tenant("acme")
+    for memory_id in (kept, other):  # as an earlier version left them
+        view.state_delete(named_by(memory_id), "r1" if memory_id == kept else "r2")
+    view.state_delete(REQUEST_ORDER, INDEXED)
+    agent.forget(kept, mode="purge", confirm=kept)
+    calls = view.state_items(REQUESTS)
+    assert calls["r1"]["call"] is None and calls["r2"]["call"] is not None
+    assert view.state_items(named_by(other)) == {"r2": True}  # indexed now, once
+
+
+def test_a_call_let_go_by_the_ring_takes_its_index_key(make_store):
+    store = make_store()
+    agent = AgentMemory(store, "acme", kept_answers=2)
+    first = agent.remember("one", request_id="r1")["id"]
+    agent.remember("two", request_id="r2")
+    agent.forget(first, request_id="r3")  # (invalidate) r1's slot: r1 is let go
+    view = store.tenant("acme")
+    assert sorted(view.state_items(REQUESTS)) == ["r2", "r3"]
+    assert view.state_items(named_by(first)) == {"r3": True}
 
 
 @pytest.fixture

@@ -7,10 +7,12 @@ newest ``kept_answers`` ids keep theirs: a ring of slots in the tenant's state.
 
 A call is kept as a digest of its arguments, never the arguments themselves;
 still, a digest of a memory's text lets anyone who reads the store test a guess
-at that text, so a purge of the memory a call wrote drops the call's digest
-(`forget_purged`, a purge hook connected by the package top, run before the
-purge's scrub). Its answer stays: a retry still gets it, and under that id any
-call of the same tool is then taken for the retry.
+at that text, so a purge of the memory a call wrote drops the call's digest, in
+the purge's own commit (`forget_purged`, connected by the package top with
+``Store.connect_purging``): a crash lands both or neither. Each memory an answer
+names has the request ids that name it under a namespace of its own (`named_by`),
+so a purge reads only those. Its answer stays: a retry still gets it, and under that id any call of
+the same tool is then taken for the retry.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from memcommit.errors import InvalidInput
-from memcommit.model import Commit
 from memcommit.store import StoreLike, TenantViewLike, Transaction
 
 #: The state namespace where each write tool's call and answer are kept under its request id.
@@ -31,6 +32,8 @@ REQUESTS = "mcp-calls"
 REQUEST_ORDER = "mcp-call-order"
 #: How many request ids a tenant's answers are kept for: the newest ones; older ids are forgotten.
 KEPT_ANSWERS = 10_000
+#: The key in `REQUEST_ORDER` set once every kept call of the tenant is in `named_by`.
+INDEXED = "indexed"
 
 
 class _Repeated(Exception):
@@ -50,15 +53,51 @@ def call_digest(tool: str, arguments: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def forget_purged(store: StoreLike, commit: Commit) -> None:
-    """Drop the digest of every stored call whose answer names a memory ``commit`` purged."""
-    purged = {c.memory_id for c in commit.changes if c.op == "purge" and c.memory_id}
-    for tenant in sorted({m.tenant for m in store.find(ids=purged, live=False)}):
+def named(kept: Any) -> list[str]:
+    """The memories (and trace) a kept call's answer names (none for anything malformed:
+    a purge must never fail on it)."""
+    answer = kept.get("answer") if isinstance(kept, dict) else None
+    if not isinstance(answer, dict):
+        return []
+    return [mid for mid in (answer.get("id"), answer.get("trace_id")) if isinstance(mid, str)]
+
+
+def named_by(memory_id: str) -> str:
+    """The state namespace whose keys are the request ids of the kept calls naming
+    ``memory_id`` (one namespace a memory: a call adds a key, never rewrites a list)."""
+    return "mcp-call-by-memory-" + hashlib.sha256(memory_id.encode("utf-8")).hexdigest()[:32]
+
+
+def forget_purged(store: StoreLike, purged: list[tuple[str, str]]) -> None:
+    """Inside a commit that purges ``purged`` ((tenant, id) each): drop the digest of every
+    stored call whose answer names one of them, and the `named_by` keys of them.
+
+    A tenant whose calls were kept before `named_by` existed has it made first, once
+    (every kept call read, in this commit)."""
+    by_tenant: dict[str, list[str]] = {}
+    for tenant, memory_id in purged:
+        by_tenant.setdefault(tenant, []).append(memory_id)
+    for tenant, ids in sorted(by_tenant.items()):
         view = store.tenant(tenant)
-        for request_id, kept in view.state_items(REQUESTS).items():
-            named = {kept["answer"].get("id"), kept["answer"].get("trace_id")}
-            if kept["call"] is not None and named & purged:
-                view.state_set(REQUESTS, request_id, {**kept, "call": None})
+        if not view.state_get(REQUEST_ORDER, INDEXED, False):
+            _index_kept_calls(view)
+        for memory_id in ids:
+            for request_id in view.state_items(named_by(memory_id)):
+                kept = view.state_get(REQUESTS, request_id)
+                if isinstance(kept, dict) and kept.get("call") is not None:
+                    view.state_set(REQUESTS, request_id, {**kept, "call": None})
+                view.state_delete(named_by(memory_id), request_id)
+
+
+def _index_kept_calls(view: TenantViewLike) -> None:
+    """`named_by` made from every kept call of the tenant (calls kept before it existed);
+    marked done only for a tenant that has kept calls (others' state stays untouched)."""
+    kept_calls = view.state_items(REQUESTS)
+    for request_id, kept in kept_calls.items():
+        for memory_id in named(kept):
+            view.state_set(named_by(memory_id), request_id, True)
+    if kept_calls:
+        view.state_set(REQUEST_ORDER, INDEXED, True)
 
 
 class AnsweredWrites:
@@ -98,10 +137,17 @@ class AnsweredWrites:
         slot = str(n % self.kept_answers)
         oldest = view.state_get(REQUEST_ORDER, slot)
         if oldest is not None:
+            forgotten = view.state_get(REQUESTS, oldest)
             view.state_delete(REQUESTS, oldest)
+            for memory_id in named(forgotten):
+                view.state_delete(named_by(memory_id), oldest)
         view.state_set(REQUEST_ORDER, slot, request_id)
         view.state_set(REQUEST_ORDER, "next", n + 1)
+        if n == 0:  # the tenant's first kept call: every one is in `named_by` from the start
+            view.state_set(REQUEST_ORDER, INDEXED, True)
         view.state_set(REQUESTS, request_id, {"tool": tool, "call": digest, "answer": answer})
+        for memory_id in named({"answer": answer}):
+            view.state_set(named_by(memory_id), request_id, True)
 
     def _write(
         self,

@@ -65,6 +65,9 @@ class Core:
         self.closed = False
         self._landed: tuple[tuple[int, str], datetime] | None = None  # (tip, time) we landed
         self._written: tuple[int, Sequence[Memory]] = (0, ())  # the commit whose hooks run
+        #: ``purging(tx)`` at the end of a block that purged, inside its transaction: what must
+        #: go with the purge or not at all (set by the Store)
+        self.purging: Callable[[Transaction], None] | None = None
 
     def close(self) -> None:
         """Close the backend once; later calls raise `StoreClosed`."""
@@ -124,6 +127,8 @@ class Core:
                 if late is not None:  # from here a read inside the block orders it first
                     late.order_on_read(self._order_open)
                 yield tx
+                if tx.purged and self.purging is not None:
+                    self.purging(tx)
                 batch = tx.batch()
                 if late is not None and tx.unordered and not late.sequences(batch):
                     self._order(tx)

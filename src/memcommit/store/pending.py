@@ -319,6 +319,11 @@ class Buffer:
         return m
 
     @property
+    def purged(self) -> list[tuple[str, str]]:
+        """(tenant, id) of each memory the block has purged so far, in order."""
+        return [(str(self._latest[id]["tenant"]), id) for id in self._purges]
+
+    @property
     def changed(self) -> bool:
         """Whether the block changed anything so far (if not, leaving it lands no commit)."""
         return bool(self._changes)

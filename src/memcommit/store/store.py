@@ -21,6 +21,7 @@ from memcommit.store.core import Core
 from memcommit.store.operations import StoreApi
 from memcommit.store.protocols import CommitRef, ViewLike
 from memcommit.store.tenant import TenantView
+from memcommit.store.transaction import Transaction
 from memcommit.store.verify import VerifyReport, Witness
 
 #: The default byte budget of a store's recall index cache in one process (`open`).
@@ -105,11 +106,27 @@ class Store(StoreApi):
         self.keep_snapshots = True
         self._core.subscribe(self._after_purge, None)
         self._core.subscribe(self._after_landed, None)
+        self._core.purging = self._purging
 
     #: ``fn(store, commit)`` after each landed commit that purged a memory: derived data
     #: kept outside the store (recall's index snapshots) erases it too. Connected by the
     #: package top, like `StoreApi.connect_recall`.
     _purge_hooks: ClassVar[list[Callable[[Store, Commit], object]]] = []
+
+    #: ``fn(store, purged)`` inside every commit that purges, before it lands, with the
+    #: (tenant, id) of each memory purged: state that must go with the purge, in its
+    #: transaction (a crash never lands one without the other). Connected by the package top.
+    _purging_hooks: ClassVar[list[Callable[[Store, list[tuple[str, str]]], object]]] = []
+
+    @staticmethod
+    def connect_purging(fn: Callable[[Store, list[tuple[str, str]]], object]) -> None:
+        """Call ``fn(store, purged)`` inside every commit that purges, before it lands."""
+        if fn not in Store._purging_hooks:
+            Store._purging_hooks.append(fn)
+
+    def _purging(self, tx: Transaction) -> None:
+        for hook in Store._purging_hooks:
+            hook(self, tx.purged)
 
     @staticmethod
     def connect_purge(fn: Callable[[Store, Commit], object]) -> None:
