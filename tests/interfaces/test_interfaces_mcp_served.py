@@ -266,3 +266,32 @@ def test_tokens_are_never_stored_or_written_in_plain_text(served):
         assert token.split("_")[2].encode() not in written  # nor its secret alone
         assert token not in "".join(served.stderr)
     assert digest(served.a).encode() in written  # the file read is the one holding the digests
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["one tenant", "tokens"])
+def test_the_recall_cache_option_sizes_the_served_store(tmp_path, monkeypatch, many):
+    """``--recall-cache`` reaches the store either server opens (the token server serves
+    every tenant from one process: where a budget matters most)."""
+    from click.testing import CliRunner
+
+    from memcommit.cli import main
+    from memcommit.interfaces import mcp, mcp_served
+
+    budgets = []
+
+    async def served(app, host, port, label):  # instead of listening: the store is open now
+        budgets.extend(store.recall_cache_bytes for store in opened)
+
+    opened = []
+    real_open = memcommit.open
+    monkeypatch.setattr(
+        memcommit, "open", lambda *a, **k: opened.append(real_open(*a, **k)) or opened[-1]
+    )
+    monkeypatch.setattr(mcp_served, "serve_http", served)
+    monkeypatch.setattr(mcp, "serve_http", served)
+    target = str(tmp_path / "a.db")
+    real_open(target).close()
+    options = ["--tokens"] if many else ["--http"]
+    result = CliRunner().invoke(main, ["mcp", *options, "--recall-cache", "3", "--store", target])
+    assert result.exit_code == 0, result.output
+    assert budgets == [3 * 2**20]

@@ -9,7 +9,7 @@ import numpy as np
 import memcommit
 from memcommit import upkeep
 from memcommit.embedding.hashed import HashEmbedder
-from memcommit.recall.index import files, persist, vectors
+from memcommit.recall.index import files, persist, vectorfile, vectors
 from memcommit.recall.index.dense import codes_of
 from memcommit.recall.index.live import index_dir, snapshot_name, store_index
 from memcommit.recall.pipeline import run
@@ -259,3 +259,21 @@ def test_rows_carried_by_an_index_with_retired_documents_stay_on_their_documents
         store_index(writer).save("t")  # carries the rows along; 40 retired documents stay
         ranked = _hybrid(writer)
     assert ranked == _built(path, tmp_path, monkeypatch)
+
+
+def test_the_vector_files_of_a_tenant_named_with_a_newline_are_found(tmp_path):
+    """A vector file is keyed "<tenant>\\n<embedder>": a tenant name holding "\\n" must not
+    split it in the wrong place (its files were never carried: rows read from the store)."""
+    tenant = "two\nlines"
+    with memcommit.open(tmp_path / "v.db", embedder="hash") as store:
+        with store.commit(message="bulk", now=T0) as tx:
+            for i in range(300):
+                tx.add(f"note {i} on topic {i % 13}", kind="event", tenant=tenant)
+        store.recall("topic", tenant=tenant, now=LATER)
+        live = store_index(store)
+        live.save(tenant)
+        path = index_dir(store) / snapshot_name(tenant)
+        opened = persist.read(path, tenant, store.commit_id(1) or "")
+        beside = vectorfile.Beside(path, tenant, opened.stamp, opened.damage)
+        assert beside.embedders() == [("hash-ngram-v1/64", 64)]
+        assert beside("hash-ngram-v1/64", 64) is not None

@@ -90,7 +90,13 @@ def mcp_command(
             f'the MCP server needs the "mcp" extra: pip install "memcommit[mcp]" ({exc})'
         ) from exc
     if tokens:
-        serve_tenants(store_target, host=host, port=port, embedder=embedder_asked())
+        serve_tenants(
+            store_target,
+            host=host,
+            port=port,
+            embedder=embedder_asked(),
+            recall_cache_bytes=recall_cache_mb * 2**20,
+        )
         return
     if not http and sys.stdin.isatty():  # a person, not a client: say what this is
         click.echo(

@@ -37,7 +37,7 @@ import memcommit
 from memcommit.embedding import Embedder
 from memcommit.interfaces.mcp import create_server, serve_http
 from memcommit.interfaces.tokens import Tokens
-from memcommit.store import StoreLike
+from memcommit.store import DEFAULT_RECALL_CACHE_BYTES, StoreLike
 
 METADATA = "/.well-known/oauth-protected-resource"
 MCP_PATH = "/mcp"
@@ -159,13 +159,19 @@ def served_app(store: StoreLike) -> Starlette:
 
 
 def serve_tenants(
-    target: str, *, host: str, port: int, embedder: str | Embedder | None = None
+    target: str,
+    *,
+    host: str,
+    port: int,
+    embedder: str | Embedder | None = None,
+    recall_cache_bytes: int = DEFAULT_RECALL_CACHE_BYTES,
 ) -> None:
     """Open the store at ``target`` and serve every tenant on ``host``, each behind its tokens.
 
-    ``embedder`` opens the store with it, as `mcp.serve` does.
+    ``embedder`` and ``recall_cache_bytes`` open the store with them, as `mcp.serve` does
+    (the budget matters most here: one process serves every tenant).
     """
-    store = memcommit.open(target, embedder=embedder)
+    store = memcommit.open(target, embedder=embedder, recall_cache_bytes=recall_cache_bytes)
     try:
         anyio.run(serve_http, served_app(store), host, port, "every tenant, by bearer token")
     finally:

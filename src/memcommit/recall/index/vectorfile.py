@@ -178,9 +178,9 @@ class Beside:
             meta = persist.described(place)
             if meta is None or meta["token"] != self.stamp.token:
                 continue
-            tenant, _, embedder = str(meta["tenant"]).partition("\n")
+            key, mine = str(meta["tenant"]), self.tenant + "\n"  # (either may hold "\n")
             lengths = {part: length for part, _, length, *_ in meta["arrays"]}
             rows, codes = lengths.get("has", 0), lengths.get("codes", 0)
-            if tenant == self.tenant and rows and codes % rows == 0:
-                found.append((embedder, codes // rows))
+            if key.startswith(mine) and rows and codes % rows == 0:
+                found.append((key[len(mine) :], codes // rows))
         return sorted(found)
