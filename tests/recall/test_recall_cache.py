@@ -62,6 +62,26 @@ def test_a_process_over_its_budget_lets_the_least_recent_tenants_go(make_store, 
     assert list(cache)[-1] == "t0" and "t0" in store_index(store).opened
 
 
+def test_hybrid_recalls_keep_what_the_process_holds_within_its_budget(make_store, now):
+    """A hybrid recall puts the tenant's vector rows into its index after the cache charged
+    it: the recall charges it again, so the indexes held stay within the budget (each
+    tenant recalled once; before, they held 7x the budget at 384 dims)."""
+    tenants = [f"t{i}" for i in range(12)]
+    fill(make_store("hybrid.db"), now, tenants, count=40)
+    probe = make_store("hybrid.db", embedder="hash:384", recall_cache_bytes=2**40)
+    probe.recall("alpha deploy", tenant="t0", now=now)
+    one = store_index(probe).tenants.charged("t0")
+    assert store_index(probe).index("t0").dense  # its rows are held and charged
+    budget = 4 * one
+    store = make_store("hybrid.db", embedder="hash:384", recall_cache_bytes=budget)
+    for tenant in tenants:
+        store.recall("alpha deploy", tenant=tenant, now=now)
+    cache = store_index(store).tenants
+    held = [cache[tenant] for tenant in cache]
+    assert 2 <= len(held) < len(tenants)
+    assert sum(index.nbytes() for index in held) <= budget
+
+
 def test_a_tenant_bigger_than_the_budget_is_still_served_alone(make_store, now):
     store = make_store(recall_cache_bytes=1)
     fill(store, now, ["a", "b"])

@@ -194,11 +194,12 @@ class DenseRows:
             section.fail()
 
     def grow(self, size: int) -> None:
-        """Rows up to document ``size`` (new ones without a vector); capacity doubles."""
+        """Rows up to document ``size`` (new ones without a vector); capacity doubles (the
+        first rows are exactly ``size``: a small tenant holds no spare rows)."""
         if size <= self.size:
             return
         if size > len(self.has):
-            capacity = max(size, 2 * len(self.has), 1024)
+            capacity = max(size, 2 * len(self.has))
             codes = np.zeros((capacity, self.dims), dtype=np.int8)
             codes[: self.size] = self.checked()[: self.size]
             norms, has = np.zeros(capacity), np.zeros(capacity, dtype=bool)

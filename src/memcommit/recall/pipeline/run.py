@@ -119,6 +119,8 @@ def recall(
     packed = run.pack()
     chosen_docs = [doc for docs in packed.pools.values() for doc in docs]
     memories = dict(zip(chosen_docs, run.memories(chosen_docs), strict=True))
+    if source.measure is not None:  # what this recall put into the index counts now
+        source.measure()
     context = Context(
         query=query,
         tenant=tenant,

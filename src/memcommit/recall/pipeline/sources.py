@@ -37,7 +37,9 @@ class Source:
 
     ``embedder`` is the store's (None: recall ranks by words), ``vectors`` its read
     of the stored vectors (`memcommit.recall.index.vectors`); ``save`` writes the
-    live index's files again (its snapshot and vector files), None for a throwaway index.
+    live index's files again (its snapshot and vector files), None for a throwaway index;
+    ``measure`` charges the index to its cache again once a recall has read it (the
+    vector rows it put, what its query derived), None for a throwaway index.
     """
 
     index: TenantIndex
@@ -46,6 +48,7 @@ class Source:
     embedder: Embedder | None = None
     vectors: VectorReader | None = None
     save: Callable[[], object] | None = None
+    measure: Callable[[], object] | None = None
 
 
 def from_memories(memories: Iterable[Memory], tenant: str) -> Source:
@@ -69,9 +72,13 @@ def from_store(store: ViewLike, tenant: str, as_of: CommitRef | None) -> Source:
         whole = live.store
         known = len(index) > 0 or tenant in whole.tenants()
         embedder, vectors = _embedding(store)
-        return Source(
-            index, store_loader(whole, tenant), known, embedder, vectors, lambda: live.save(tenant)
-        )
+
+        def measure() -> None:
+            with live.lock:
+                live.tenants.charge(tenant)
+
+        loader = store_loader(whole, tenant)
+        return Source(index, loader, known, embedder, vectors, lambda: live.save(tenant), measure)
     memories = store.find(tenant=tenant, live=False, as_of=as_of)
     source = from_memories(memories, tenant)
     source.known = source.known or tenant in store.tenants(as_of=as_of)
