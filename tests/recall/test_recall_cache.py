@@ -82,6 +82,22 @@ def test_hybrid_recalls_keep_what_the_process_holds_within_its_budget(make_store
     assert sum(index.nbytes() for index in held) <= budget
 
 
+def test_a_writer_holds_nothing_for_the_tenants_it_has_not_open(make_store, now, monkeypatch):
+    """A process that recalled in one tenant and then writes to others keeps none of their
+    versions (they counted towards the catch-up limit, then dropped every index)."""
+    monkeypatch.setattr(live, "CATCH_UP_LIMIT", 50)
+    store = make_store()
+    fill(store, now, ["a"])
+    store.recall("alpha", tenant="a", now=now)
+    for k in range(6):
+        fill(store, now + timedelta(minutes=k + 1), [f"b{k}"], count=12)
+    live_index = store_index(store)
+    assert live_index.ready == [] and "a" in live_index.tenants
+    fill(store, now + timedelta(hours=1), ["a"], count=2, start=500)
+    assert [m.tenant for m in live_index.ready] == ["a", "a"]
+    assert ranked(store, "a", "alpha", now) == ranked(make_store(), "a", "alpha", now)
+
+
 def test_a_tenant_bigger_than_the_budget_is_still_served_alone(make_store, now):
     store = make_store(recall_cache_bytes=1)
     fill(store, now, ["a", "b"])

@@ -346,7 +346,7 @@ class StoreIndex:
         return dropped
 
     def _on_commit(self, commit: Commit) -> None:
-        """Note the commit's memories; they are indexed at the next recall.
+        """Note the commit's memories of the tenants held; they are indexed at the next recall.
 
         A commit of this Store hands over the versions it wrote, so catching
         up reads nothing; otherwise its ids are read then, in one read. A purge is
@@ -360,8 +360,9 @@ class StoreIndex:
             if commit.seq <= self.seen:  # caught up past it (a hook recalled first): its
                 return  # memories were read then, as new as its versions or newer
             written = self.store.written(commit) if self.tenants else None
-            if written is not None:  # this Store's own commit: its versions are at hand
-                self.ready += written
+            if written is not None:  # this Store's own commit: its versions are at hand;
+                # a tenant not held reads its own when opened (snapshot or store)
+                self.ready += [m for m in written if m.tenant in self.tenants]
             elif self.tenants:
                 self.pending += [c.memory_id for c in commit.changes if c.memory_id]
             purges = any(change.op == "purge" for change in commit.changes)
