@@ -20,6 +20,7 @@ from memcommit.recall import recall
 from memcommit.recall.index import live, persist
 from memcommit.recall.index.live import index_dir, reporting, snapshot_name, store_index
 from memcommit.recall.index.snapshot import Exported
+from memcommit.recall.pipeline import run
 from memcommit.recall.pipeline.sources import Source, store_loader
 
 WORDS = ["alpha", "beta", "gamma", "deploy", "deploys", "deployed", "cache", "the", "pool", "logs"]
@@ -333,6 +334,36 @@ def test_a_damaged_index_passed_in_directly_raises_a_typed_error(make_store, now
     source = Source(index, store_loader(store, "t"), True)
     with pytest.raises(IndexDamaged, match="main_docs"):
         recall(source, "alpha", tenant="t", now=now)
+
+
+def test_a_damaged_snapshot_let_go_before_the_retry_is_rebuilt_all_the_same(
+    make_store, now, monkeypatch
+):
+    """The recall that met the damage runs again; if another thread let the tenant's index
+    go in between (its mark of the damage with it), the retry must not open the same file."""
+    store = make_store("s.db")
+    fill(store, now)
+    reference = [r.memory.id for r in recall(store, "alpha deploy", tenant="t", now=now).rows]
+    path = snapshot_file(store)
+    data = bytearray(path.read_bytes())
+    start, end = _layout(data)[1]["main_docs"]
+    data[start:end] = bytes(end - start)
+    path.write_bytes(bytes(data))
+    again = make_store("s.db")
+    live_index = store_index(again)
+    sourced = []
+    real = run._source
+
+    def source_then_let_go(*args):  # the second attempt: the index was let go meanwhile
+        if sourced and "t" in live_index.tenants:
+            live_index.tenants.pop("t")
+            live_index._evicted("t")
+        sourced.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(run, "_source", source_then_let_go)
+    found = [r.memory.id for r in recall(again, "alpha deploy", tenant="t", now=now).rows]
+    assert len(sourced) == 2 and found == reference
 
 
 def test_a_snapshot_of_another_format_is_refused(make_store, now, monkeypatch):

@@ -17,11 +17,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from memcommit.embedding import Embedder
 from memcommit.errors import IndexDamaged, InvalidInput, NotFound
 from memcommit.model import Memory
+from memcommit.recall.index import files
 from memcommit.recall.index.live import store_index
 from memcommit.recall.index.reopen import indexable
 from memcommit.recall.index.tenant import TenantIndex
@@ -117,16 +119,20 @@ Result = TypeVar("Result")
 def rebuilt_when_damaged(recall: Callable[Params, Result]) -> Callable[Params, Result]:
     """``recall``, run once more when it read a damaged snapshot block.
 
-    The damaged block marked its snapshot; the second run's `StoreIndex.index`
-    drops that index and rebuilds it from the store, so the answer is the one a
-    sound snapshot gives. A damaged index passed in directly raises again.
+    The damaged file is deleted (with its vector files: derived data) and the
+    block marked its snapshot, so the second run's `StoreIndex.index` drops that
+    index and rebuilds it from the store, even when another thread let the index
+    go meanwhile: the answer is the one a sound snapshot gives. A damaged index
+    passed in directly raises again.
     """
 
     @functools.wraps(recall)
     def run(*args: Params.args, **kwargs: Params.kwargs) -> Result:
         try:
             return recall(*args, **kwargs)
-        except IndexDamaged:
+        except IndexDamaged as damaged:
+            place = Path(damaged.value)
+            files.drop([place, *files.companions(place.parent, place.name)])
             return recall(*args, **kwargs)
 
     return run
