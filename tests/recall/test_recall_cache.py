@@ -98,6 +98,25 @@ def test_a_writer_holds_nothing_for_the_tenants_it_has_not_open(make_store, now,
     assert ranked(store, "a", "alpha", now) == ranked(make_store(), "a", "alpha", now)
 
 
+def test_the_budget_of_a_running_store_can_be_changed(make_store, now):
+    """``store.recall_cache_bytes`` set after recalls: the next recall lets tenants go to fit;
+    a bad value is refused there, naming the field, and changes nothing."""
+    tenants = [f"t{i}" for i in range(6)]
+    store = make_store()
+    fill(store, now, tenants)
+    for tenant in tenants:
+        store.recall("alpha", tenant=tenant, now=now)
+    cache = store_index(store).tenants
+    assert len(cache) == len(tenants)
+    for bad in (0, -1, "lots", 1.5, True):
+        with pytest.raises(InvalidInput) as raised:
+            store.recall_cache_bytes = bad
+        assert raised.value.field == "recall_cache_bytes"
+    store.recall_cache_bytes = 1
+    store.recall("alpha", tenant="t0", now=now)
+    assert list(cache) == ["t0"] and cache.budget == 1
+
+
 def test_a_tenant_bigger_than_the_budget_is_still_served_alone(make_store, now):
     store = make_store(recall_cache_bytes=1)
     fill(store, now, ["a", "b"])

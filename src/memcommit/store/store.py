@@ -100,8 +100,7 @@ class Store(StoreApi):
             backend, clock=clock, max_content_bytes=max_content_bytes, embedder=embedder
         )
         self._only = None
-        #: The byte budget of this store's recall index cache in this process (see `open`).
-        self.recall_cache_bytes = DEFAULT_RECALL_CACHE_BYTES
+        self._recall_cache_bytes = DEFAULT_RECALL_CACHE_BYTES
         #: Whether this store's commits keep recall's snapshots current (see `open`).
         self.keep_snapshots = True
         self._core.subscribe(self._after_purge, None)
@@ -143,6 +142,20 @@ class Store(StoreApi):
         """Call ``fn(store, commit)`` after every commit a Store lands (``written`` answers)."""
         if fn not in Store._landed_hooks:
             Store._landed_hooks.append(fn)
+
+    @property
+    def recall_cache_bytes(self) -> int:
+        """The byte budget of this store's recall index cache in this process (see `open`).
+
+        Set it on a running store to change the budget: the next recall lets the least
+        recently used tenants go until what is held fits (InvalidInput below 1).
+        """
+        return self._recall_cache_bytes
+
+    @recall_cache_bytes.setter
+    def recall_cache_bytes(self, value: int) -> None:
+        v.count("recall_cache_bytes", value, optional=False, least=1)
+        self._recall_cache_bytes = value
 
     def _after_landed(self, commit: Commit) -> None:
         """Tell the landed hooks (`connect_landed`) of a commit this Store landed."""

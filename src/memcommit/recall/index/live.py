@@ -360,8 +360,7 @@ class StoreIndex:
             if commit.seq <= self.seen:  # caught up past it (a hook recalled first): its
                 return  # memories were read then, as new as its versions or newer
             written = self.store.written(commit) if self.tenants else None
-            if written is not None:  # this Store's own commit: its versions are at hand;
-                # a tenant not held reads its own when opened (snapshot or store)
+            if written is not None:  # own commit: its versions at hand (others' read when opened)
                 self.ready += [m for m in written if m.tenant in self.tenants]
             elif self.tenants:
                 self.pending += [c.memory_id for c in commit.changes if c.memory_id]
@@ -552,13 +551,16 @@ def store_index(store: ViewLike) -> StoreIndex:
     """The live index of ``store``, created (and subscribed to its commits) on first use.
 
     A tenant view leads to its store (``backing_store``), so every view of one store,
-    and the store itself, share one index: each tenant is indexed once.
+    and the store itself, share one index: each tenant is indexed once. Its cache
+    takes the store's ``recall_cache_bytes`` as it is now (it may be set on a running
+    store; the next charge lets tenants go to fit).
     """
     whole = backing_store(store)
     with _live_lock:
         found = _live.get(whole)
         if found is None:
             found = _live[whole] = StoreIndex(whole, budget=whole.recall_cache_bytes)
+        found.tenants.budget = whole.recall_cache_bytes
         return found
 
 
