@@ -357,7 +357,9 @@ def test_a_writer_opened_without_keeping_snapshots_leaves_them_to_prepare(
         ("small", 400, True, True),
     ]
     assert kept[0].opened == "built: snapshot missing"
-    assert "big" not in store_index(indexer).tenants  # let go after (memory: one tenant)
+    live_index = store_index(indexer)
+    assert "big" not in live_index.tenants  # let go after (memory: one tenant), with what
+    assert live_index.opened == {} and live_index.saved == {}  # was kept beside it
     assert [(k.tenant, k.written) for k in prepare(make_store("kept.db"))] == [
         ("big", False),
         ("small", False),

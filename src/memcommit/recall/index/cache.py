@@ -80,6 +80,13 @@ class TenantCache(Generic[_Held]):
         self.total -= self._charged.pop(tenant, 0)
         return self._held.pop(tenant, default)
 
+    def evict(self, tenant: str) -> None:
+        """Let ``tenant``'s index go as the budget would (its owner is told, it is counted)."""
+        if self.pop(tenant) is not None:
+            self.evicted += 1
+            if self._on_evict is not None:
+                self._on_evict(tenant)
+
     def clear(self) -> None:
         """Hold nothing."""
         self._held.clear()
@@ -107,10 +114,7 @@ class TenantCache(Generic[_Held]):
             if oldest == tenant:  # (only when it was not the newest: keep it, drop the next)
                 self._held.move_to_end(tenant)
                 continue
-            self.pop(oldest)
-            self.evicted += 1
-            if self._on_evict is not None:
-                self._on_evict(oldest)
+            self.evict(oldest)
 
     def charged(self, tenant: str) -> int:
         """The bytes ``tenant``'s index was last charged (0 when not held)."""

@@ -57,11 +57,11 @@ def prepare(
             before = _written_file(path)
             held = tenant in live.tenants
             memories = live.keep(tenant)
-            if not held:
-                live.tenants.pop(tenant)
             written = _written_file(path) not in (None, before)
             current = _written_file(path) is not None and live.saved.get(tenant) == live.seen
             opened = live.opened.get(tenant, "")
+            if not held:  # let go, with what was kept beside it
+                live.tenants.evict(tenant)
         if memories >= live_index.SNAPSHOT_MIN:  # (purged memories counted above: let go)
             seconds = time.perf_counter() - start
             kept.append(Kept(tenant, memories, written, current, opened, seconds))
