@@ -24,7 +24,13 @@ from memcommit.embedding.hashed import HashEmbedder
 from memcommit.embedding.vectors import to_bytes
 from memcommit.errors import HookError, InvalidInput
 from memcommit.interfaces.agent import AgentMemory
-from memcommit.interfaces.request_ids import INDEXED, REQUEST_ORDER, REQUESTS, named_by
+from memcommit.interfaces.request_ids import (
+    INDEXED,
+    READ_ALL_ABOVE,
+    REQUEST_ORDER,
+    REQUESTS,
+    named_by,
+)
 from memcommit.store.transfer import export_jsonl
 
 
@@ -149,6 +155,27 @@ def test_calls_kept_before_the_index_lose_their_digest_too(make_store, secret):
     calls = view.state_items(REQUESTS)
     assert calls["r1"]["call"] is None and calls["r2"]["call"] is not None
     assert view.state_items(named_by(other)) == {"r2": True}  # indexed now, once
+
+
+def test_a_bulk_purge_drops_every_digest_and_a_tenant_without_calls_gets_no_state(make_store):
+    """Past `READ_ALL_ABOVE` purged memories a tenant's kept calls are read once; a tenant
+    that never kept a call is read, never written to."""
+    store = make_store()
+    agent = AgentMemory(store, "acme")
+    ids = [agent.remember(f"note {i}", request_id=f"r{i}")["id"] for i in range(READ_ALL_ABOVE + 6)]
+    with store.commit(message="plain") as tx:
+        plain = [tx.add(f"plain note {i}", tenant="quiet").id for i in range(3)]
+    with store.commit(message="erase") as tx:
+        for memory_id in ids[1:] + plain:
+            tx.purge(memory_id)
+    view = store.tenant("acme")
+    calls = view.state_items(REQUESTS)
+    assert calls["r0"]["call"] is not None
+    assert all(calls[f"r{i}"]["call"] is None for i in range(1, len(ids)))
+    assert all(view.state_items(named_by(m)) == {} for m in ids[1:])
+    assert view.state_items(named_by(ids[0])) == {"r0": True}
+    quiet = store.tenant("quiet")
+    assert quiet.state_items(REQUEST_ORDER) == {} and quiet.state_items(REQUESTS) == {}
 
 
 def test_a_call_let_go_by_the_ring_takes_its_index_key(make_store):

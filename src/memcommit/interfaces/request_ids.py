@@ -34,6 +34,8 @@ REQUEST_ORDER = "mcp-call-order"
 KEPT_ANSWERS = 10_000
 #: The key in `REQUEST_ORDER` set once every kept call of the tenant is in `named_by`.
 INDEXED = "indexed"
+#: A purge of more memories than this in one tenant reads every kept call once instead.
+READ_ALL_ABOVE = 64
 
 
 class _Repeated(Exception):
@@ -72,32 +74,39 @@ def forget_purged(store: StoreLike, purged: list[tuple[str, str]]) -> None:
     """Inside a commit that purges ``purged`` ((tenant, id) each): drop the digest of every
     stored call whose answer names one of them, and the `named_by` keys of them.
 
-    A tenant whose calls were kept before `named_by` existed has it made first, once
-    (every kept call read, in this commit)."""
-    by_tenant: dict[str, list[str]] = {}
+    Each purged memory's `named_by` keys are read, unless the tenant purges more
+    than `READ_ALL_ABOVE` at once or its calls were kept before `named_by` existed:
+    then every kept call is read, once (and the keys made for the rest). A tenant
+    that never kept a call costs two reads, whatever it purges."""
+    by_tenant: dict[str, set[str]] = {}
     for tenant, memory_id in purged:
-        by_tenant.setdefault(tenant, []).append(memory_id)
+        by_tenant.setdefault(tenant, set()).add(memory_id)
     for tenant, ids in sorted(by_tenant.items()):
         view = store.tenant(tenant)
-        if not view.state_get(REQUEST_ORDER, INDEXED, False):
-            _index_kept_calls(view)
-        for memory_id in ids:
-            for request_id in view.state_items(named_by(memory_id)):
-                kept = view.state_get(REQUESTS, request_id)
-                if isinstance(kept, dict) and kept.get("call") is not None:
-                    view.state_set(REQUESTS, request_id, {**kept, "call": None})
-                view.state_delete(named_by(memory_id), request_id)
+        indexed = view.state_get(REQUEST_ORDER, INDEXED, False)
+        if indexed and len(ids) <= READ_ALL_ABOVE:
+            naming = [(m, r) for m in sorted(ids) for r in view.state_items(named_by(m))]
+            for memory_id, request_id in naming:
+                _forget(view, request_id, view.state_get(REQUESTS, request_id), [memory_id])
+            continue
+        calls = view.state_items(REQUESTS)
+        for request_id, kept in calls.items():
+            gone = [m for m in named(kept) if m in ids]
+            if gone:
+                _forget(view, request_id, kept, gone)
+            elif not indexed:  # made once for the calls an earlier version kept
+                for memory_id in named(kept):
+                    view.state_set(named_by(memory_id), request_id, True)
+        if calls and not indexed:
+            view.state_set(REQUEST_ORDER, INDEXED, True)
 
 
-def _index_kept_calls(view: TenantViewLike) -> None:
-    """`named_by` made from every kept call of the tenant (calls kept before it existed);
-    marked done only for a tenant that has kept calls (others' state stays untouched)."""
-    kept_calls = view.state_items(REQUESTS)
-    for request_id, kept in kept_calls.items():
-        for memory_id in named(kept):
-            view.state_set(named_by(memory_id), request_id, True)
-    if kept_calls:
-        view.state_set(REQUEST_ORDER, INDEXED, True)
+def _forget(view: TenantViewLike, request_id: str, kept: Any, purged: list[str]) -> None:
+    """Drop the digest of the call kept under ``request_id`` and its keys of ``purged``."""
+    if isinstance(kept, dict) and kept.get("call") is not None:
+        view.state_set(REQUESTS, request_id, {**kept, "call": None})
+    for memory_id in purged:
+        view.state_delete(named_by(memory_id), request_id)
 
 
 class AnsweredWrites:
