@@ -47,6 +47,8 @@ from memcommit.store.store import Store
 KEEP_AFTER = 1_000
 #: ... or, for a tenant of more than ``KEEP_SHARE * KEEP_AFTER`` memories, this share of it.
 KEEP_SHARE = 20
+#: Tenants counted at most; past it the half with the fewest writes is forgotten.
+MAX_TALLIED = 100_000
 
 
 class _Tally:
@@ -65,6 +67,14 @@ class _Tally:
         """Those of ``tenants`` whose count reached their threshold, in order."""
         written, due_at = self.written, self.due_at
         return sorted(t for t in tenants if written.get(t, 0) >= due_at.get(t, KEEP_AFTER))
+
+    def trim(self) -> None:
+        """Past `MAX_TALLIED` tenants, forget the counts of the half with the fewest writes:
+        a writer to very many tenants holds a bounded tally (about 100 bytes a tenant),
+        and a tenant forgotten counts again from 0 (its snapshot is kept later)."""
+        if len(self.written) > MAX_TALLIED:
+            most = sorted(self.written.items(), key=lambda item: (-item[1], item[0]))
+            self.written = dict(most[: MAX_TALLIED // 2])
 
     def learn(self, sizes: dict[str, int]) -> None:
         """When each tenant of ``sizes`` (how many memories it holds) is next due."""
@@ -94,6 +104,7 @@ def after_commit(store: Store, commit: Commit) -> None:
         for memory in written:
             counts[memory.tenant] = counts.get(memory.tenant, 0) + 1
         due = tally.due({memory.tenant for memory in written})
+        tally.trim()  # (a due tenant has among the most writes: it stays)
         if not due:
             return
         unknown = [t for t in due if t not in tally.sized]
@@ -104,7 +115,7 @@ def after_commit(store: Store, commit: Commit) -> None:
             tally.learn(counted)
         due = tally.due(due)  # (as they stand now: another thread may have kept one since)
         for tenant in due:
-            counts.pop(tenant, None)
+            tally.written.pop(tenant, None)
     if due:
         live = importlib.import_module("memcommit.recall.index.live")
         sizes = live.keep_current(store, commit, due, written)

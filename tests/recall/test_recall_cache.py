@@ -369,6 +369,22 @@ def test_a_writer_opened_without_keeping_snapshots_leaves_them_to_prepare(
     assert store_index(reader).opened == {"big": "loaded, caught up 0 memories"}
 
 
+def test_a_writer_to_very_many_tenants_counts_a_bounded_number(
+    make_store, now, keep_after, monkeypatch
+):
+    """Past `MAX_TALLIED` tenants the half with the fewest writes is forgotten; a tenant
+    close to its keep stays counted, and is kept when it gets there."""
+    monkeypatch.setattr(upkeep, "MAX_TALLIED", 10)
+    writer = make_store("many.db")
+    fill(writer, now, ["big"], count=keep_after - 5)
+    for k in range(30):
+        fill(writer, now + timedelta(minutes=k + 1), [f"small{k}"], count=1)
+    tally = upkeep._tallies[writer]
+    assert len(tally.written) <= 10 and tally.written["big"] == keep_after - 5
+    fill(writer, now + timedelta(hours=1), ["big"], count=5, start=1000)
+    assert (index_dir(writer) / snapshot_name("big")).exists() and "big" not in tally.written
+
+
 def test_keep_snapshots_must_be_a_bool(tmp_path):
     with pytest.raises(InvalidInput) as raised:
         memcommit.open(tmp_path / "s.db", keep_snapshots="no")
