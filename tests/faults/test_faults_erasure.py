@@ -157,6 +157,36 @@ def test_calls_kept_before_the_index_lose_their_digest_too(make_store, secret):
     assert view.state_items(named_by(other)) == {"r2": True}  # indexed now, once
 
 
+def test_a_call_kept_by_an_earlier_version_beside_new_ones_loses_its_digest(make_store, secret):
+    """A process of an earlier version keeps a call (no `named_by` keys, "next" moved alone)
+    after this version kept one: the purge of its memory still drops its digest."""
+    store = make_store()
+    agent = AgentMemory(store, "acme")
+    agent.remember("a note of this version", request_id="r1")
+    with store.commit(message="remember") as tx:  # as the earlier version's tool wrote it
+        old = tx.add(secret, tenant="acme").id
+        view = store.tenant("acme")
+        view.state_set(REQUESTS, "r2", {"tool": "remember", "call": "d" * 64,
+                                        "answer": {"id": old}})  # fmt: skip
+        view.state_set(REQUEST_ORDER, "1", "r2")
+        view.state_set(REQUEST_ORDER, "next", 2)
+    agent.forget(old, mode="purge", confirm=old)
+    calls = view.state_items(REQUESTS)
+    assert calls["r2"]["call"] is None and calls["r1"]["call"] is not None
+    assert view.state_get(REQUEST_ORDER, INDEXED) == 2  # every call has its keys again
+
+
+def test_a_kept_call_that_cannot_be_written_back_never_blocks_a_purge(make_store, secret):
+    store = make_store()
+    agent = AgentMemory(store, "acme")
+    kept = agent.remember(secret, request_id="r1")["id"]
+    record = '{"tool": "remember", "call": "%s", "answer": {"id": "%s", "score": NaN}}'
+    store._core.backend.state_set("tenant:acme/" + REQUESTS, "r1", record % ("d" * 64, kept))
+    agent.forget(kept, mode="purge", confirm=kept)
+    assert store.get(kept).status == "purged"
+    assert "r1" not in store.tenant("acme").state_items(REQUESTS)  # gone whole: erasure first
+
+
 def test_a_bulk_purge_drops_every_digest_and_a_tenant_without_calls_gets_no_state(make_store):
     """Past `READ_ALL_ABOVE` purged memories a tenant's kept calls are read once; a tenant
     that never kept a call is read, never written to."""

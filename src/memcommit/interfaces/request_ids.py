@@ -32,7 +32,8 @@ REQUESTS = "mcp-calls"
 REQUEST_ORDER = "mcp-call-order"
 #: How many request ids a tenant's answers are kept for: the newest ones; older ids are forgotten.
 KEPT_ANSWERS = 10_000
-#: The key in `REQUEST_ORDER` set once every kept call of the tenant is in `named_by`.
+#: The key in `REQUEST_ORDER` of the count of calls known to be in `named_by`: every one
+#: while it equals "next" (a call kept by an earlier version moves "next" alone).
 INDEXED = "indexed"
 #: A purge of more memories than this in one tenant reads every kept call once instead.
 READ_ALL_ABOVE = 64
@@ -75,15 +76,16 @@ def forget_purged(store: StoreLike, purged: list[tuple[str, str]]) -> None:
     stored call whose answer names one of them, and the `named_by` keys of them.
 
     Each purged memory's `named_by` keys are read, unless the tenant purges more
-    than `READ_ALL_ABOVE` at once or its calls were kept before `named_by` existed:
-    then every kept call is read, once (and the keys made for the rest). A tenant
-    that never kept a call costs two reads, whatever it purges."""
+    than `READ_ALL_ABOVE` at once or a call was kept without its keys (by an earlier
+    version: `INDEXED` short of "next"): then every kept call is read, once, and the
+    keys made for the rest. A tenant that never kept a call costs a few reads."""
     by_tenant: dict[str, set[str]] = {}
     for tenant, memory_id in purged:
         by_tenant.setdefault(tenant, set()).add(memory_id)
     for tenant, ids in sorted(by_tenant.items()):
         view = store.tenant(tenant)
-        indexed = view.state_get(REQUEST_ORDER, INDEXED, False)
+        kept_so_far = view.state_get(REQUEST_ORDER, "next", 0)
+        indexed = view.state_get(REQUEST_ORDER, INDEXED, 0) == kept_so_far
         if indexed and len(ids) <= READ_ALL_ABOVE:
             naming = [(m, r) for m in sorted(ids) for r in view.state_items(named_by(m))]
             for memory_id, request_id in naming:
@@ -98,13 +100,17 @@ def forget_purged(store: StoreLike, purged: list[tuple[str, str]]) -> None:
                 for memory_id in named(kept):
                     view.state_set(named_by(memory_id), request_id, True)
         if calls and not indexed:
-            view.state_set(REQUEST_ORDER, INDEXED, True)
+            view.state_set(REQUEST_ORDER, INDEXED, kept_so_far)
 
 
 def _forget(view: TenantViewLike, request_id: str, kept: Any, purged: list[str]) -> None:
-    """Drop the digest of the call kept under ``request_id`` and its keys of ``purged``."""
+    """Drop the digest of the call kept under ``request_id`` and its keys of ``purged``;
+    a kept call that cannot be written back as JSON goes whole (erasure first)."""
     if isinstance(kept, dict) and kept.get("call") is not None:
-        view.state_set(REQUESTS, request_id, {**kept, "call": None})
+        try:
+            view.state_set(REQUESTS, request_id, {**kept, "call": None})
+        except InvalidInput:
+            view.state_delete(REQUESTS, request_id)
     for memory_id in purged:
         view.state_delete(named_by(memory_id), request_id)
 
@@ -152,8 +158,8 @@ class AnsweredWrites:
                 view.state_delete(named_by(memory_id), oldest)
         view.state_set(REQUEST_ORDER, slot, request_id)
         view.state_set(REQUEST_ORDER, "next", n + 1)
-        if n == 0:  # the tenant's first kept call: every one is in `named_by` from the start
-            view.state_set(REQUEST_ORDER, INDEXED, True)
+        if view.state_get(REQUEST_ORDER, INDEXED, 0) == n:  # every call before it has its keys
+            view.state_set(REQUEST_ORDER, INDEXED, n + 1)
         view.state_set(REQUESTS, request_id, {"tool": tool, "call": digest, "answer": answer})
         for memory_id in named({"answer": answer}):
             view.state_set(named_by(memory_id), request_id, True)
