@@ -181,3 +181,18 @@ def test_consolidation_works_again_once_the_summarizer_does(store):
     result = tm.maintain(now=T + timedelta(minutes=1))
     assert len(result.consolidated) == 1 and not result.errors
     assert tm.stats.total.consolidations == 1 and tm.stats.total.consolidation_errors == 2
+
+
+def test_purged_memories_take_no_room_and_are_never_moved(store):
+    """A purged memory is a tombstone: maintenance neither counts it against capacity nor
+    tries to move it (it raised `Purged` from every commit's maintenance after one)."""
+    tm = TieredMemory(store, capacity=3, eviction=LRU())
+    ids = add(store, 3)
+    with store.commit(message="erase", now=T + timedelta(minutes=1)) as tx:
+        for memory_id in ids:
+            tx.purge(memory_id)
+    later = add(store, 3, now=T + timedelta(minutes=2))
+    result = tm.maintain(now=T + timedelta(minutes=3))
+    assert result.evicted == []  # three holding memories fit a capacity of three
+    assert {m.id for m in store.find(tiers=["short"])} == set(later)
+    assert all(store.get(i).status == "purged" for i in ids)

@@ -30,9 +30,11 @@ def evictable(m: Memory) -> bool:
     """Whether ``m`` counts against capacity and may be evicted or trimmed.
 
     Behavioural corrections (``always``) are pinned: a burst of new memories must
-    never push one out of working memory, so they neither count nor leave.
+    never push one out of working memory, so they neither count nor leave. A
+    purged memory is a tombstone: it holds nothing, takes no room and cannot be
+    moved (moving it raised `Purged` in every maintenance after the purge).
     """
-    return not m.always
+    return not m.always and m.status != "purged"
 
 
 class TierCache:
