@@ -11,8 +11,8 @@ at that text, so a purge of the memory a call wrote drops the call's digest, in
 the purge's own commit (`forget_purged`, connected by the package top with
 ``Store.connect_purging``): a crash lands both or neither. Each memory an answer
 names has the request ids that name it under a namespace of its own (`named_by`),
-so a purge reads only those. Its answer stays: a retry still gets it, and under that id any call of
-the same tool is then taken for the retry.
+so a purge reads only those. Its answer stays: a retry still gets it, and under
+that id any call of the same tool is then taken for the retry.
 """
 
 from __future__ import annotations

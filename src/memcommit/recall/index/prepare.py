@@ -57,8 +57,9 @@ def prepare(
             before = _written_file(path)
             held = tenant in live.tenants
             memories = live.keep(tenant)
-            written = _written_file(path) not in (None, before)
-            current = _written_file(path) is not None and live.saved.get(tenant) == live.seen
+            after = _written_file(path)
+            written = after not in (None, before)
+            current = after is not None and live.saved.get(tenant) == live.seen
             opened = live.opened.get(tenant, "")
             if not held:  # let go, with what was kept beside it
                 live.tenants.evict(tenant)

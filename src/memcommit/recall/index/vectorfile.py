@@ -178,7 +178,7 @@ class Beside:
             meta = persist.described(place)
             if meta is None or meta["token"] != self.stamp.token:
                 continue
-            key, mine = str(meta["tenant"]), self.tenant + "\n"  # (either may hold "\n")
+            key, mine = str(meta["tenant"]), _key(self.tenant, "")  # (either may hold "\n")
             lengths = {part: length for part, _, length, *_ in meta["arrays"]}
             rows, codes = lengths.get("has", 0), lengths.get("codes", 0)
             if key.startswith(mine) and rows and codes % rows == 0:
