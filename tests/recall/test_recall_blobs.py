@@ -25,13 +25,20 @@ def strings(values: list[str]) -> Strings:
     return Strings(Section.of(blob), Section.of(starts))
 
 
-@given(st.lists(texts, unique=True, max_size=40), st.lists(texts, max_size=20))
-def test_a_sorted_table_finds_what_a_dict_finds(values, probes):
+@given(
+    st.lists(texts, unique=True, max_size=40),
+    st.lists(texts, max_size=20),
+    st.lists(st.frozensets(texts, max_size=80), max_size=3),
+)
+def test_a_sorted_table_finds_what_a_dict_finds(values, probes, batches):
     values = sorted(values)
     table = Sorted(strings(values))
     expected = {value: position for position, value in enumerate(values)}
+    for batch in batches:  # many at once, before, while and after the table decodes itself
+        assert table.among(batch) == batch & expected.keys()
     for probe in [*probes, *values] * 2:  # enough lookups to decode itself half way
         assert table.find(probe) == expected.get(probe)
+        assert table.among(frozenset([probe])) == {probe} & expected.keys()
     assert [table[i] for i in range(len(table))] == values
 
 
@@ -127,7 +134,9 @@ def test_a_restored_vocabulary_answers_like_the_one_it_was_exported_from(first, 
         names = {vocabulary.get(word): word for word in [*WORDS, "hiker", "ran", "cafe"]}
         return {names[tid] for tid in ids}
 
-    for word in [*WORDS, "hiker", "ran", "cafe", "absent"]:
+    every = frozenset([*WORDS, "hiker", "ran", "cafe", "absent"])
+    assert restored.among(every) == built.among(every) == {*first, *later}
+    for word in every:
         assert (restored.get(word) is None) == (built.get(word) is None)
         assert (word in restored) == (word in built)
         assert texts_of(restored, restored.variants(word)) == texts_of(built, built.variants(word))

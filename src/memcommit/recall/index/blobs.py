@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from typing import Any, overload
 
 import numpy as np
@@ -117,8 +117,7 @@ class Sorted:
         if found != -1 or self._decoded:
             return None if found == -1 else found
         if len(self._found) >= lookups_before_decoding(len(self)):
-            self._found = {s: i for i, s in enumerate(self.strings.decoded())}
-            self._decoded = True
+            self._decode()
             return self._found.get(text)
         if self._table is None:
             offsets = self.strings.starts.whole()
@@ -137,6 +136,24 @@ class Sorted:
         hit = low if low < len(self) and blob[starts[low] : starts[low + 1]] == key else None
         self._found[text] = hit
         return hit
+
+    def among(self, texts: Set[str]) -> Set[str]:
+        """Those of ``texts`` in the table: one set intersection once it is decoded.
+
+        Asked about more strings than its lookups before decoding leave, the
+        table decodes at once (as so many `find` calls would), so a spelling
+        check of hundreds of candidates is one C-level pass, not a bisection each.
+        """
+        left = lookups_before_decoding(len(self)) - len(self._found)
+        if not self._decoded and len(texts) >= left:
+            self._decode()
+        if self._decoded:
+            return self._found.keys() & texts
+        return {text for text in texts if self.find(text) is not None}
+
+    def _decode(self) -> None:
+        self._found = {s: i for i, s in enumerate(self.strings.decoded())}
+        self._decoded = True
 
 
 class DocIds(Sequence[str]):

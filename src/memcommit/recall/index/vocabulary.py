@@ -11,6 +11,7 @@ vocabulary. Terms first seen after the snapshot get the next ids, in dicts.
 from __future__ import annotations
 
 import threading
+from collections.abc import Set
 
 import numpy as np
 
@@ -67,6 +68,13 @@ class Vocabulary:
         found = self._ids.get(term)
         if found is None and self._terms is not None:
             found = self._terms.find(term)
+        return found
+
+    def among(self, terms: Set[str]) -> Set[str]:
+        """Those of ``terms`` some document ever had: `get` for many terms at once."""
+        found = self._ids.keys() & terms
+        if self._terms is not None:
+            found |= self._terms.among(terms)
         return found
 
     def id(self, term: str) -> int:

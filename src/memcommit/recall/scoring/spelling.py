@@ -68,8 +68,7 @@ def correction(index: TenantIndex, term: str) -> str | None:
         if _df(index, collapsed):
             return collapsed
     best: tuple[int, str] | None = None
-    known = index.vocabulary
-    for candidate in [edit for edit in _edits(term) if edit in known]:
+    for candidate in index.vocabulary.among(_edits(term)):
         frequency = _df(index, candidate)
         if frequency >= MIN_DF and (best is None or (-frequency, candidate) < best):
             best = (-frequency, candidate)
