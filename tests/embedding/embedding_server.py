@@ -1,7 +1,7 @@
 """A tiny OpenAI-compatible ``/v1/embeddings`` server on a real socket, for the HTTP tests.
 
-It answers with `HashEmbedder` vectors scaled by three (so the client's scaling to
-unit length is exercised), in reverse index order (so the client's sorting is),
+It answers with `HashEmbedder` vectors scaled by three, or by ``scale`` (so the
+client's scaling to unit length is exercised), in reverse index order (so the client's sorting is),
 and can be told to misbehave: a wrong size, an error status, one vector short,
 indices that are not the ints 0 to n-1 once each, a number no float holds, empty
 vectors.
@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import numpy as np
+
 from memcommit.embedding.hashed import HashEmbedder
 
 
@@ -25,6 +27,7 @@ class EmbeddingsServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.embedder = HashEmbedder(dims=dims)
         self.mode = "ok"
+        self.scale = 3.0  # what the unit vectors are multiplied by before they are sent
         self.requests: list[dict] = []
 
     @property
@@ -48,7 +51,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(500 if mode == "error" else 404, {"error": {"message": "no such thing"}})
             return
         texts = body["input"]
-        vectors = self.server.embedder.embed(texts) * 3.0
+        unit = np.asarray(self.server.embedder.embed(texts), dtype=np.float64)
+        vectors = unit * self.server.scale
         if mode == "wrong-dims":
             vectors = vectors[:, :-1]
         rows: list[list] = [[float(x) for x in vector] for vector in vectors]

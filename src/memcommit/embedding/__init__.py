@@ -1,6 +1,6 @@
 """Embeddings: texts to unit vectors, for recall by meaning beside recall by words.
 
-    protocol.py   Embedder (name, dims, embed(texts, kind="passage"|"query")), Kind
+    protocol.py   Embedder (name, dims, embed(texts, kind="passage"|"query")), Kind, known_dims
     embedders.py  resolve("local" | "hash" | "openai:..." | ... | an Embedder)
     vectors.py    embedded(): an embedder's output checked; vectors as stored bytes
     hashed.py     HashEmbedder: deterministic hashed n-grams, for tests
@@ -16,6 +16,6 @@ loads no provider and no numpy; each provider loads with its name.
 from __future__ import annotations
 
 from memcommit.embedding.embedders import NAMES, resolve
-from memcommit.embedding.protocol import KINDS, Embedder, Kind
+from memcommit.embedding.protocol import KINDS, Embedder, Kind, known_dims
 
-__all__ = ["KINDS", "NAMES", "Embedder", "Kind", "resolve"]
+__all__ = ["KINDS", "NAMES", "Embedder", "Kind", "known_dims", "resolve"]

@@ -11,7 +11,7 @@ the MCP server. A provider's module is imported only when its name is resolved.
 
 from __future__ import annotations
 
-from memcommit.embedding.protocol import Embedder
+from memcommit.embedding.protocol import Embedder, known_dims
 from memcommit.errors import InvalidInput
 
 #: The forms a name may take, for error messages and help texts.
@@ -23,13 +23,32 @@ def resolve(spec: str | Embedder) -> Embedder:
     """The embedder ``spec`` names, or ``spec`` itself when it already is one.
 
     An unknown name is `InvalidInput` (field ``embedder``) listing the known forms;
-    a provider whose package is missing is `MissingExtra` naming the extra.
+    a provider whose package is missing is `MissingExtra` naming the extra. A
+    given embedder's ``name`` and ``dims`` are checked (`checked`).
     """
     if isinstance(spec, str):
         return _named(spec.strip())
     if isinstance(spec, Embedder):
-        return spec
+        return checked(spec)
     raise InvalidInput("embedder", spec, f"must be an Embedder or one of {', '.join(NAMES)}")
+
+
+def checked(embedder: Embedder) -> Embedder:
+    """``embedder``, once its name is text and its size a positive int; InvalidInput if not.
+
+    Vectors are stored under the name and their size goes into the store as is:
+    a ``numpy.int64`` size would be written as bytes by SQLite, and an empty name
+    could not be read back. A size not known yet (`known_dims`) is checked when
+    the embedder answers.
+    """
+    name = embedder.name
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("name", name, "an embedder's name must be non-empty text")
+    dims = known_dims(embedder)
+    if dims is not None and (type(dims) is not int or dims < 1):
+        why = "an embedder's dims must be a positive int (int(...) of a numpy integer)"
+        raise InvalidInput("dims", dims, why)
+    return embedder
 
 
 def _named(spec: str) -> Embedder:

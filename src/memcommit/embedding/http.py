@@ -81,6 +81,11 @@ class OpenAIEmbedder:
         return self._name
 
     @property
+    def known_dims(self) -> int | None:
+        """The size given or learnt from an answer, None before (no request sent)."""
+        return self._dims
+
+    @property
     def dims(self) -> int:
         if self._dims is None:
             with self._lock:
@@ -100,8 +105,8 @@ class OpenAIEmbedder:
             return np.zeros((0, self.dims), dtype=np.float32)
         return unit_rows(np.concatenate(batches))
 
-    def _request(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        """One request's vectors, in the order of ``texts``."""
+    def _request(self, texts: list[str]) -> npt.NDArray[np.float64]:
+        """One request's vectors, in the order of ``texts`` (as sent: scaled by `embed`)."""
         url = f"{self.base_url}/embeddings"
         try:
             response = self._client.post(url, json={"model": self.model, "input": texts})
@@ -113,7 +118,7 @@ class OpenAIEmbedder:
             )
         return self._vectors(response, len(texts))
 
-    def _vectors(self, response: Any, count: int) -> npt.NDArray[np.float32]:
+    def _vectors(self, response: Any, count: int) -> npt.NDArray[np.float64]:
         """The answer's vectors in the order of the texts; EmbedderError if it is not that.
 
         Each item's ``index`` places its vector: they must be the ints 0 to n-1, each
@@ -132,7 +137,7 @@ class OpenAIEmbedder:
             shown = indices if count <= 8 else [*indices[:8], "..."]
             raise EmbedderError(self.name, "index", shown, f"must be the ints 0 to {count - 1}")
         placed = dict(zip(indices, rows, strict=True))
-        matrix = answer(self.name, [placed[i] for i in range(count)]).astype(np.float32)
+        matrix = answer(self.name, [placed[i] for i in range(count)])
         if self._dims is None:
             self._dims = int(matrix.shape[1])  # learnt from the first answer
         elif matrix.shape[1] != self._dims:

@@ -31,6 +31,8 @@ class Embedder(Protocol):
     give the same array every time. It batches internally (any number of texts
     per call) and raises `memcommit.errors.EmbedderError` when its model or
     service fails. ``name`` identifies model and version; ``dims`` is fixed.
+    An embedder that learns its size from its first answer (an HTTP service)
+    may also have ``known_dims``, None until then (see `known_dims`).
     """
 
     @property
@@ -40,3 +42,17 @@ class Embedder(Protocol):
     def dims(self) -> int: ...
 
     def embed(self, texts: Sequence[str], *, kind: Kind = "passage") -> npt.NDArray[np.float32]: ...
+
+
+def known_dims(embedder: Embedder) -> int | None:
+    """``embedder.dims``, or None while the embedder does not know it without asking.
+
+    An embedder with a ``known_dims`` attribute (`OpenAIEmbedder`) learns its size
+    from its first answer; reading ``dims`` before that sends a request. A store
+    that only opens, finds or purges must not depend on a server being up, so
+    the checks of a size that can wait run when the embedder has answered.
+    """
+    if hasattr(embedder, "known_dims"):
+        known: int | None = embedder.known_dims
+        return known
+    return embedder.dims

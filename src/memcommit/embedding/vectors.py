@@ -24,13 +24,20 @@ NORM_TOLERANCE = 1e-3
 
 
 def unit_rows(matrix: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
-    """``matrix`` as C-contiguous float32 with every nonzero row scaled to unit length."""
+    """``matrix`` as C-contiguous float32 with every nonzero row scaled to unit length.
+
+    Scaled in float64, each row by its largest value first, so a row of huge
+    (1e38) or tiny (1e-45) numbers keeps its direction instead of overflowing
+    or vanishing on the way to its norm.
+    """
     import numpy as np
 
-    out = np.ascontiguousarray(matrix, dtype=np.float32)
+    out = np.array(matrix, dtype=np.float64)
+    largest = np.abs(out).max(axis=1, keepdims=True, initial=0.0)
+    np.divide(out, largest, out=out, where=largest > 0)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms > 0)
-    return out
+    return np.ascontiguousarray(out, dtype=np.float32)
 
 
 def answer(name: str, rows: Any) -> npt.NDArray[np.float64]:

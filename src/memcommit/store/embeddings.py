@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memcommit.embedding import Embedder, resolve
+from memcommit.embedding import Embedder, known_dims, resolve
 from memcommit.embedding.vectors import embedded, from_bytes, to_bytes
 from memcommit.errors import InvalidInput
 from memcommit.store import validate as v
@@ -120,13 +120,19 @@ def name_of(
 
 
 def check_dims(backend: Backend, embedder: Embedder) -> None:
-    """InvalidInput when the store holds vectors under this name of another size."""
-    stored = backend.vector_dims(embedder.name)
-    if stored is not None and stored != embedder.dims:
+    """InvalidInput when the store holds vectors under this name of another size.
+
+    An embedder that has not learnt its size yet (`known_dims`: an HTTP service
+    not asked anything) is let through: asking would make opening a store depend
+    on the service, and the check runs again before its vectors are written.
+    """
+    dims = known_dims(embedder)
+    stored = None if dims is None else backend.vector_dims(embedder.name)
+    if stored is not None and stored != dims:
         raise InvalidInput(
             "embedder",
             embedder.name,
-            f"gives {embedder.dims} dims, but the store holds {stored}-dim vectors under"
+            f"gives {dims} dims, but the store holds {stored}-dim vectors under"
             " this name (a changed model needs a new name)",
         )
 

@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from memcommit.embedding import Embedder
+from memcommit.errors import InvalidInput
 from memcommit.recall.index.dense import DenseRows
 from memcommit.recall.index.tenant import TenantIndex
 
@@ -71,6 +72,13 @@ def fill(index: TenantIndex, embedder: Embedder, read: VectorReader) -> int:
             docs = missing[start : start + PAGE]
             wanted = {index.ids[doc]: doc for doc in docs.tolist()}
             found = read(embedder, tenant=index.tenant, ids=list(wanted))
+            if found.ids and found.matrix.shape[1] != rows.dims:
+                raise InvalidInput(
+                    "embedder",
+                    embedder.name,
+                    f"gives {rows.dims} dims, but the store holds {found.matrix.shape[1]}-dim"
+                    " vectors under this name (a changed model needs a new name)",
+                )
             take = [
                 (wanted[memory_id], row)
                 for row, (memory_id, version) in enumerate(

@@ -17,7 +17,7 @@ import numpy as np
 
 import poolsplit
 from memcommit import inputs
-from memcommit.errors import InvalidInput, ScorerError
+from memcommit.errors import EmbedderError, InvalidInput, ScorerError
 from memcommit.model import KINDS, Memory
 from memcommit.recall.index.columns import to_micros
 from memcommit.recall.index.live import RESAVE_AFTER
@@ -84,7 +84,8 @@ def recall(
     first read (``explain=True`` builds them all before returning), so the common
     path stays fast at a million memories; ``ctx.explanation`` counts them and
     builds them a page at a time. An unknown tenant gives an empty context
-    with a ``note``; a bad argument raises InvalidInput naming it.
+    with a ``note``, as does a query the store's embedder failed to embed (ranked
+    by words; ``hybrid=True`` raises instead); a bad argument raises InvalidInput naming it.
     """
     if not isinstance(query, str):
         raise InvalidInput("query", query, "must be a str")
@@ -106,7 +107,7 @@ def recall(
         scope = _limit_kinds(scope, pool_list)
         pool_list = _with_always_pool(pool_list)
     source = _source(store_or_view, tenant, options.as_of)
-    chosen = _fused(chosen, source, options.hybrid, query)
+    chosen, note = _fused(chosen, source, options.hybrid, query)
     weight, half_life = options.recency_weight, options.half_life
     run = _Run(
         source,
@@ -132,6 +133,7 @@ def recall(
         used=packed.used,
         scorer=getattr(chosen, "name", getattr(chosen, "__name__", type(chosen).__name__)),
         explanation=run.explanation(packed),
+        note=note,
     )
     if not source.known:
         context.note = f"unknown tenant {tenant!r}: it has no memories"
@@ -330,12 +332,16 @@ def _scorer(scorer: str | Scorer | BatchScorer) -> Scorer | BatchScorer:
 
 def _fused(
     scorer: Scorer | BatchScorer, source: Source, hybrid: bool | None, query: str
-) -> Scorer | BatchScorer:
-    """``scorer`` fused with the dense cosine when the source has an embedder (and ``hybrid``).
+) -> tuple[Scorer | BatchScorer, str | None]:
+    """``scorer`` fused with the dense cosine when the source has an embedder (and ``hybrid``),
+    and a note for the context when it could not be.
 
     A `HybridScorer` passed as the scorer keeps its own embedder and settings.
-    The tenant's stored vectors are put into its index and the query is embedded
-    here, before recall takes the index's lock.
+    The query is embedded and the tenant's stored vectors are put into its index
+    here, before recall takes the index's lock. When the store's embedder fails
+    on the query (its service down) and hybrid ranking was not asked for by
+    name (``hybrid=True``, a `HybridScorer`), recall ranks by words and says so:
+    an agent keeps its memory while a provider is away.
     """
     if isinstance(scorer, HybridScorer):
         fused = scorer
@@ -345,16 +351,20 @@ def _fused(
             if hybrid:
                 why = "a batch scorer" if configured else "a store opened with embedder="
                 raise InvalidInput("hybrid", hybrid, f"needs {why}")
-            return scorer
+            return scorer, None
         fused = fused_scorer(configured, scorer)
-    embedder = fused.embedder
     if source.vectors is None:
         raise InvalidInput("scorer", scorer, "hybrid ranking reads vectors from a store")
-    put = fill(source.index, embedder, source.vectors)
+    try:
+        fused.query_vector(query)  # (first: an HTTP embedder learns its size from this answer)
+    except EmbedderError as exc:
+        if hybrid or fused is scorer:
+            raise
+        return scorer, f"ranked by words only: the query could not be embedded ({exc})"
+    put = fill(source.index, fused.embedder, source.vectors)
     if put >= RESAVE_AFTER and source.save is not None:  # the next process reads them from disk
         source.save()
-    fused.query_vector(query)
-    return fused
+    return fused, None
 
 
 def _now(now: Any) -> datetime:
