@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import asdict
 from datetime import datetime, timezone
 
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 
 import memcommit
 from memcommit.cli import main
-from memcommit.errors import InvalidInput
+from memcommit.errors import InvalidInput, Unavailable
 from memcommit.store.migrate import Mismatch, migrate, verify
 from memcommit.store.transfer import backend_of
 
@@ -97,3 +98,53 @@ def test_cli_migrate_with_progress_and_json(source, pg_url):
     again = runner.invoke(main, ["migrate", source, url])
     assert again.exit_code == 1
     assert "error: " in again.output and "empty" in again.output
+
+
+def test_a_source_written_meanwhile_migrates_as_the_snapshot_it_copied(source, pg_url, tmp_path):
+    """Writers on the source go on during a migrate; the copy is verified against the
+    snapshot it read, not against the source as it is by then, so it succeeds."""
+    url, copy = pg_url(), str(tmp_path / "copy.db")
+    migrate(source, url)
+    with memcommit.open(url) as writer:
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase == "copy" and done == 1:  # the snapshot is open and read from
+                with writer.commit(message="landed meanwhile") as tx:
+                    tx.add("written while the store was copied")
+
+        report = migrate(url, copy, progress=progress)
+        assert report.commits == 4 and len(writer.log()) == 5
+    with memcommit.open(url) as a, memcommit.open(copy) as b:
+        assert [c.id for c in a.log(as_of=4)] == [c.id for c in b.log()]
+        assert report.head == a.log(as_of=4)[0].id
+        assert b.verify().ok and b.check().ok
+
+
+def test_a_copy_that_fails_leaves_the_target_empty(source, pg_url, admin, tmp_path):
+    """The source's session is ended while the copy is being verified: the migrate fails,
+    nothing of the copy lands, and the same target takes the next migrate."""
+    name = f"source-{uuid.uuid4().hex[:8]}"
+    url, copy = pg_url(application_name=name), str(tmp_path / "copy.db")
+    migrate(source, url)
+    ended: list[int] = []
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase == "verify" and not ended:  # the snapshot's session, between its reads
+            ended.extend(
+                pid
+                for (pid,) in admin.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = %s"
+                    " AND state = 'idle in transaction'",
+                    (name,),
+                )
+            )
+            for pid in ended:
+                admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+
+    with pytest.raises(Unavailable):
+        migrate(url, copy, progress=progress)
+    assert len(ended) == 1
+    with memcommit.open(copy) as target:
+        assert target.log() == [] and target.find(live=False) == []
+    report = migrate(url, copy)
+    assert report.commits == 4

@@ -101,8 +101,12 @@ def test_connection_dropped_while_building_the_commit(victim, admin, ordered):
     assert_absent_and_recovered(store, 1)
 
 
-def test_connection_dropped_while_writing_rows(victim, admin, postgres_server, ordered):
-    store, name, schema = victim
+def lost_mid_write(store, name, schema, admin, server, *, ordered) -> BaseException | None:
+    """Commit on ``store`` with its session ended while it writes its rows; what it raised.
+
+    Another session holds the commits table, so the INSERT waits mid-write (the admin
+    polls from outside that transaction: pg_stat_activity is a snapshot within one).
+    """
     outcome: list[BaseException | None] = []
 
     def commit() -> None:
@@ -115,9 +119,7 @@ def test_connection_dropped_while_writing_rows(victim, admin, postgres_server, o
         except BaseException as exc:
             outcome.append(exc)
 
-    # another session holds the commits table, so the INSERT waits mid-write (the admin
-    # polls from outside that transaction: pg_stat_activity is a snapshot within one)
-    with psycopg.connect(postgres_server) as holder:
+    with psycopg.connect(server) as holder:
         holder.execute(f'LOCK TABLE "{schema}".commits IN SHARE ROW EXCLUSIVE MODE')
         writer = threading.Thread(target=commit)
         writer.start()
@@ -126,12 +128,63 @@ def test_connection_dropped_while_writing_rows(victim, admin, postgres_server, o
             "the commit to block on its INSERT",
         )
     writer.join(30)
+    return outcome[0]
+
+
+def test_connection_dropped_while_writing_rows(victim, admin, postgres_server, ordered):
+    store, name, schema = victim
+    outcome = lost_mid_write(store, name, schema, admin, postgres_server, ordered=ordered)
     if not ordered:  # its session ended before it landed, so it was sent again
-        assert outcome == [None]
+        assert outcome is None
         assert_landed_once(store, "blocked", "never lands")
         return
-    assert isinstance(outcome[0], Unavailable), outcome
-    assert "did not land" in str(outcome[0])
+    assert isinstance(outcome, Unavailable), outcome
+    assert "did not land" in str(outcome)
+    assert_absent_and_recovered(store, 1)
+
+
+def test_an_ordered_commit_lost_with_a_pool_of_one_is_told_it_did_not_land(
+    pg_url, admin, postgres_server
+):
+    """The lost connection goes back to the pool before the commit is looked for, as an
+    unordered commit's does: a pool of one then has a connection to ask with, and the
+    writer hears "did not land" at once, not "unknown" after connect_timeout."""
+    name = f"victim-{uuid.uuid4().hex[:8]}"
+    url = pg_url(application_name=name)
+    schema = url.rpartition("schema=")[2].partition("&")[0]
+    with memcommit.open(url, pool_size=1) as store:
+        with store.commit(message="before") as tx:
+            tx.add("already there")
+        outcome = lost_mid_write(store, name, schema, admin, postgres_server, ordered=True)
+        assert isinstance(outcome, Unavailable), outcome
+        assert "commit 2; it did not land" in str(outcome)
+        assert_absent_and_recovered(store, 1)
+
+
+@pytest.mark.parametrize("read", ["update", "get", "find", "add-then-update"])
+def test_connection_dropped_while_an_ordered_block_reads(victim, admin, read):
+    """The block's own connection is lost before COMMIT was sent, so the commit did not
+    land, and its writer is told so (as when the connection is lost while it writes)."""
+    store, name, _ = victim
+    (memory,) = store.find()
+    with pytest.raises(Unavailable) as err, store.commit() as tx:
+        assert tx.pending.seq == 2  # ordered: the lock and a transaction from here
+        if read == "add-then-update":
+            tx.add("never lands")
+        (pid,) = admin.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s"
+            " AND state = 'idle in transaction'",
+            (name,),
+        ).fetchone()
+        admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))  # and it is gone
+        if read in ("update", "add-then-update"):
+            tx.update(memory.id, importance=0.9)
+        elif read == "get":
+            store.get(memory.id)
+        else:
+            store.find()
+    assert "connection lost inside commit 2" in str(err.value)
+    assert "it did not land" in str(err.value)
     assert_absent_and_recovered(store, 1)
 
 

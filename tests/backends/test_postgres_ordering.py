@@ -301,20 +301,21 @@ def test_what_a_commit_quotes_in_lands_as_it_was_given(pg_url, conforming, encod
         assert store.verify().ok and store.check().ok
 
 
-@pytest.mark.parametrize("how", ["unordered", "ordered", "big", "read"])
+@pytest.mark.parametrize("how", ["unordered", "unordered-two", "ordered", "big", "read"])
 def test_text_a_connections_encoding_cannot_carry_is_bad_input(pg_url, how):
     """On a LATIN1 connection an emoji cannot be sent: whichever way a commit goes (or a
     read's parameter), the caller gets `InvalidInput` naming ``client_encoding``, nothing
-    lands, and the store goes on."""
+    lands, and the store goes on. An unordered commit of two adds or more sends its
+    versions as one JSON text, which must carry the emoji as it is, not ``\\u`` escaped."""
     with memcommit.open(pg_url(client_encoding="LATIN1"), pool_size=1) as store:
         with store.commit() as tx:
             tx.add("café")
         with pytest.raises(InvalidInput) as err:
             if how == "read":
                 store.find(key="brain 🧠")
-            when = None if how == "unordered" else datetime.now(timezone.utc)
+            when = None if how.startswith("unordered") else datetime.now(timezone.utc)
             with store.commit(now=when) as tx:
-                for n in range(UNORDERED_MOST + 1 if how == "big" else 1):
+                for n in range({"big": UNORDERED_MOST + 1, "unordered-two": 2}.get(how, 1)):
                     tx.add(f"brain {n} 🧠")
         assert err.value.field == "client_encoding" and "🧠" in err.value.reason
         assert [c.seq for c in store.log()] == [1]

@@ -118,6 +118,39 @@ def test_an_export_that_fails_leaves_no_partial_file(make_store, tmp_path, monke
     assert len(restored.find(tenant="acme")) == 3
 
 
+def test_an_export_reads_one_snapshot_and_stops_no_writer(make_store, store_backend):
+    """An export takes no writers' lock: commits another connection makes while it runs,
+    unordered and ordered, land at once (not after a wait that would outlast their 0.5 s
+    timeout), and the export is the store as it was when it began."""
+    wait = {"busy_timeout": 0.5} if store_backend == "sqlite" else {"lock_timeout": 0.5}
+    store = make_store("source")
+    for n in range(3):
+        with store.commit(message=f"before {n}") as tx:
+            tx.add(f"memory {n}", tenant="acme")
+    writer = make_store("source", **wait)  # the same store, on connections of its own
+    landed = []
+
+    def progress(done: int, total: int) -> None:
+        if done == 1:  # the snapshot is open and read from: write twice meanwhile
+            with writer.commit(message="during, unordered") as tx:
+                tx.add("added while the export ran", tenant="other")
+            landed.append(tx.result.seq)
+            with writer.commit(message="during, ordered") as tx:
+                assert tx.pending.seq == 5  # ordered: the writers' lock from here
+                tx.add("added in order while the export ran", tenant="acme")
+            landed.append(tx.result.seq)
+
+    out = io.StringIO()
+    summary = export_jsonl(store, out, progress=progress)
+    assert landed == [4, 5]
+    assert summary.commits == 3 and summary.versions == 3
+    restored = make_store("restored")
+    import_jsonl(restored, io.StringIO(out.getvalue()))
+    assert [c.message for c in restored.log()] == ["before 2", "before 1", "before 0"]
+    assert restored.verify().ok and restored.check().ok
+    assert len(store.log()) == 5 and store.verify().ok
+
+
 def test_the_cli_reference_says_the_trailer_detects_accidents_not_tampering():
     from memcommit.cli.docs import DOCS_PATH
 

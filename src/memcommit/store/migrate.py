@@ -1,11 +1,13 @@
 """Copy a store to another backend (SQLite <-> PostgreSQL) with its full history, then prove it.
 
-The copy is `memcommit.store.transfer`'s record stream: `records` reads the source in
-one snapshot transaction and `load` writes it into the empty target all or
-nothing, so commit ids, sequence numbers, times, versions, traces and use counts
-come across unchanged. The small state (tier statistics, policy state) is read
-in the same snapshot and lands right after the history. `verify` then compares
-the two stores row for row and runs `check()` on the copy.
+The copy is `memcommit.store.transfer`'s record stream: `stored` reads the source in
+one read snapshot (no writers' lock: writers on the source go on, and what they
+land meanwhile is not copied) and `written` writes it into the empty target in
+one transaction, so commit ids, sequence numbers, times, versions, traces and use
+counts come across unchanged. The small state (tier statistics, policy state) is
+read in the same snapshot and written in the same transaction. `verify` then
+compares the copy with that snapshot, row for row, and runs `check()` on it,
+before the copy lands: a copy that fails, in any way, leaves the target empty.
 
     from memcommit.store.migrate import migrate
     report = migrate("agent.db", "postgresql://db.internal/agents?schema=team_a")
@@ -13,9 +15,8 @@ the two stores row for row and runs `check()` on the copy.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ from memcommit.errors import BackendError, InvalidInput
 from memcommit.store.backends.base import Backend, MemoryQuery
 from memcommit.store.store import Store
 from memcommit.store.store import open as open_store
-from memcommit.store.transfer import backend_of, load, records
+from memcommit.store.transfer import backend_of, filling, snapshot, stored, written
 
 #: ``progress(phase, done, total)``: phase "copy" counts commits, "verify" memories.
 Progress = Callable[[str, int, int], None]
@@ -64,7 +65,11 @@ def migrate(
 
 
 def copy(src: Store, dst: Store, *, progress: Progress | None = None) -> Report:
-    """Copy every row of ``src`` into the empty ``dst``; raises `Mismatch` if they differ."""
+    """Copy every row of ``src``, as one snapshot of it, into the empty ``dst``.
+
+    Raises `Mismatch` if the copy differs from that snapshot; then, as after any
+    error, nothing of the copy lands in ``dst``.
+    """
     if src is dst:
         raise InvalidInput("target", dst, "is the source store itself")
     source, target = backend_of(src), backend_of(dst)
@@ -73,19 +78,14 @@ def copy(src: Store, dst: Store, *, progress: Progress | None = None) -> Report:
         if progress is not None:
             progress("copy", done, total)
 
-    with contextlib.closing(records(source)) as stream:
-        header = next(stream)  # the snapshot transaction is open from here on
+    # the source's snapshot stays open until the copy is verified against it: the
+    # source as it is now may have more commits, landed after the snapshot
+    with snapshot(source), filling(target):
+        summary = written(target, stored(source), progress=copied)
         state = source.state_items()
-        summary = load(target, _chain(header, stream), progress=copied)
-    target.begin()
-    try:
         for namespace, key, value in state:
             target.state_set(namespace, key, value)
-    except BaseException:
-        target.rollback()
-        raise
-    target.commit()
-    memories = verify(source, target, progress=progress)
+        memories = verify(source, target, progress=progress)
     head = target.commits(limit=1, changes=False)
     return Report(
         summary.commits,
@@ -97,11 +97,6 @@ def copy(src: Store, dst: Store, *, progress: Progress | None = None) -> Report:
         head[0][0].id if head else None,
         summary.vectors,
     )
-
-
-def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    yield first
-    yield from rest
 
 
 def verify(source: Backend, target: Backend, *, progress: Progress | None = None) -> int:

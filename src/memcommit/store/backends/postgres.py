@@ -171,14 +171,34 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
         """``work(conn)`` on the open commit's connection, else on a pooled one.
 
         A pooled connection may have died while idle (server restart, terminated
-        backend): the pool drops it and the read is tried again on a fresh one.
+        backend): the pool drops it and the read is tried again on a fresh one. The
+        open commit's connection lost is the commit lost: its writer is told it did not land.
         """
         if self._mine():
             self._read_orders()  # an unordered commit is ordered before it reads
-            assert self._tx is not None
-            self._send(self._tx)  # the transaction reads what it wrote
-            return work(self._tx)
+            conn = self._tx
+            assert conn is not None
+            try:
+                self._send(conn)  # the transaction reads what it wrote
+                return work(conn)
+            except psycopg.Error as exc:
+                seq = self._open_seq()
+                if seq is None or not lost(exc, conn):
+                    raise
+                # its COMMIT was never sent: the transaction ends with its session, undone
+                raise Unavailable(
+                    f"postgresql: connection lost inside commit {seq}, before its COMMIT was"
+                    f" sent; it did not land ({str(exc).strip()})"
+                ) from exc
         return self._pooled(work)
+
+    def _open_seq(self) -> int | None:
+        """The seq of this thread's open commit; None in a read snapshot (`begin_read`)."""
+        if self._pending is not None:  # written
+            return self._pending[0]
+        if self._tip is not None:  # ordered: the tip read under the lock (() for none)
+            return self._tip[0] + 1 if self._tip else 1
+        return None
 
     # -- the write transaction -----------------------------------------------------
 

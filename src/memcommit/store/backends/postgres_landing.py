@@ -138,6 +138,9 @@ class Landing:
                 if not self._landed(*pending):  # else only the flush failed: it landed
                     raise error from exc
                 return
+            # the lost connection goes back to the pool (which replaces it) before asking:
+            # held, it would leave a pool of one nothing to ask with
+            self._release()
             try:
                 landed = self._landed(*pending)
             except Unavailable:

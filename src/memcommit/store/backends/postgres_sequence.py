@@ -42,6 +42,10 @@ from memcommit.store.backends.writes import SEAL_FIRST
 from memcommit.store.records import to_text
 
 _compact = json.JSONEncoder(separators=(",", ":")).encode
+#: The versions of a commit of several as JSON with their text as it is, not as ``\u``
+#: escapes: it then meets the connection's encoding, which refuses a character it cannot
+#: carry (`unencodable`), as the one-memory statement's columns do.
+_as_given = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 #: A version's digest: the SHA-256 of its template (`Rows.version_template`) completed with
 #: its commit's seq and time text (`m`, below).
 _DIGEST = (
@@ -311,7 +315,7 @@ class Sequencing(Landing):
             {n: to_text(v) if n in _TIMES else v for n, v in zip(TEMPLATE, row, strict=True)}
             for row in rows
         ]
-        self._sequenced = (SEQUENCE, [*values, _compact(versions)])
+        self._sequenced = (SEQUENCE, [*values, _as_given(versions)])
 
     def commit(self) -> None:
         if self._sequenced is not None:  # unordered: the server orders it as it lands

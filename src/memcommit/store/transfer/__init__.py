@@ -39,7 +39,13 @@ The parts: the format's version and record types (`format`), the export
 back into commits (`loader`) and the stored vectors as records (`vectors`).
 """
 
-from memcommit.store.transfer.exporting import export_file, export_jsonl, records
+from memcommit.store.transfer.exporting import (
+    export_file,
+    export_jsonl,
+    records,
+    snapshot,
+    stored,
+)
 from memcommit.store.transfer.format import (
     FORMAT,
     READABLE,
@@ -49,7 +55,7 @@ from memcommit.store.transfer.format import (
     Summary,
     backend_of,
 )
-from memcommit.store.transfer.importing import import_jsonl, load
+from memcommit.store.transfer.importing import filling, import_jsonl, load, written
 from memcommit.store.transfer.loader import replay_uses
 
 __all__ = [
@@ -62,8 +68,12 @@ __all__ = [
     "backend_of",
     "export_file",
     "export_jsonl",
+    "filling",
     "import_jsonl",
     "load",
     "records",
     "replay_uses",
+    "snapshot",
+    "stored",
+    "written",
 ]

@@ -31,20 +31,33 @@ _MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 _TRACE_FIELDS = tuple(f.name for f in fields(TraceRow))
 
 
-def records(backend: Backend) -> Generator[dict[str, Any], None, None]:
-    """Every record of the store behind ``backend``, in the order `load` needs them.
+@contextlib.contextmanager
+def snapshot(backend: Backend) -> Iterator[Backend]:
+    """The store behind ``backend`` as one read snapshot (`Backend.begin_read`), ended after.
 
-    The reads run inside one write transaction that is rolled back at the end:
-    the export is a consistent snapshot, and writers wait until it is done.
+    Every read of ``backend`` in this thread sees the store as it was when the
+    first one ran; no writers' lock is taken, so writers go on meanwhile and what
+    they land is not seen.
     """
-    backend.begin()
+    backend.begin_read()
     try:
-        yield from _snapshot(backend)
+        yield backend
     finally:
         backend.rollback()
 
 
-def _snapshot(backend: Backend) -> Iterator[dict[str, Any]]:
+def records(backend: Backend) -> Generator[dict[str, Any], None, None]:
+    """Every record of the store behind ``backend``, in the order `load` needs them.
+
+    Read in one snapshot (`snapshot`), ended when the records are: the export is
+    consistent, and stops no writer.
+    """
+    with snapshot(backend):
+        yield from stored(backend)
+
+
+def stored(backend: Backend) -> Iterator[dict[str, Any]]:
+    """`records`, read in the caller's open `snapshot` of ``backend``."""
     commits = backend.commits(newest_first=False)
     yield {"type": "header", "format": FORMAT, "version": VERSION, "commits": len(commits)}
     hashes = dict(backend.hashes([c.seq for c, _ in commits]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
@@ -29,28 +30,47 @@ def load(
     a history behind it or forked from it.
     """
     expected = None if expect is None else Witness.parse(expect, field="expect")
+    with filling(backend):
+        return written(backend, items, progress=progress, expected=expected)
+
+
+@contextlib.contextmanager
+def filling(backend: Backend) -> Iterator[Backend]:
+    """One write transaction on the new, empty store behind ``backend``: what is written
+    inside lands when the block ends, and nothing of it if the block raises."""
     head = backend.commits(limit=1)
     if head:
         seq = head[0][0].seq
         raise InvalidInput(
             "store", backend.target, f"holds {seq} commit(s): import only into a new, empty store"
         )
-    loader = Loader(backend, progress)
     backend.begin()
     try:
-        for number, record in enumerate(items, start=1):
-            loader.take(number, record)
-        summary = loader.finish()
-        problems = backend.check()
-        if problems:
-            raise InvalidInput("input", problems[0], "the records do not make a consistent store")
-        unwitnessed = against(backend, expected) if expected is not None else []
-        if unwitnessed:
-            raise InvalidInput("expect", str(expected), str(unwitnessed[0]))
+        yield backend
     except BaseException:
         backend.rollback()
         raise
     backend.commit()
+
+
+def written(
+    backend: Backend,
+    items: Iterable[dict[str, Any]],
+    *,
+    progress: Progress | None = None,
+    expected: Witness | None = None,
+) -> Summary:
+    """`load` inside the caller's open `filling` of ``backend``: the records written, checked."""
+    loader = Loader(backend, progress)
+    for number, record in enumerate(items, start=1):
+        loader.take(number, record)
+    summary = loader.finish()
+    problems = backend.check()
+    if problems:
+        raise InvalidInput("input", problems[0], "the records do not make a consistent store")
+    unwitnessed = against(backend, expected) if expected is not None else []
+    if unwitnessed:
+        raise InvalidInput("expect", str(expected), str(unwitnessed[0]))
     return summary
 
 
