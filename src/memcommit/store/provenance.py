@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+#: The metadata keys that hold a memory's links to its sources (an update keeps them:
+#: `memcommit.store.transaction.Transaction.update`).
+LINKS = ("provenance", "consolidated")
+
 
 def sources(metadata: Mapping[str, Any] | None) -> list[str]:
     """The ids a memory's ``metadata`` says it was built from (none for most memories)."""

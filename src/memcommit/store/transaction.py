@@ -17,7 +17,7 @@ from memcommit.model import Memory
 from memcommit.store import validate as v
 from memcommit.store.backends.base import MemoryQuery
 from memcommit.store.pending import UNORDERED_MOST, Pending
-from memcommit.store.provenance import derived
+from memcommit.store.provenance import LINKS, derived, sources
 from memcommit.store.tier_moves import TierMoves
 from memcommit.store.trace_steps import TRACE_ENDINGS, TraceSteps
 
@@ -77,7 +77,13 @@ class Transaction(TierMoves, TraceSteps):
     # -- changing ----------------------------------------------------------------
 
     def update(self, id: str, *, expected_version: int | None = None, **fields: Any) -> Memory:
-        """A new version with ``fields`` changed; `Conflict` if ``expected_version`` moved on."""
+        """A new version with ``fields`` changed; `Conflict` if ``expected_version`` moved on.
+
+        New ``metadata`` replaces the old, except the links of a summary to its
+        sources (`LINKS`): a link key it leaves out is kept as it was, and one it
+        names must still list every source, or InvalidInput. Purge follows these
+        links, so a summary relabelled still goes with the text it quotes.
+        """
         cur = self._current(id, writable=True)
         if expected_version is not None:
             v.count("expected_version", expected_version, optional=False)
@@ -117,7 +123,7 @@ class Transaction(TierMoves, TraceSteps):
             elif name == "token_count":
                 out[name] = v.count("token_count", value)
             elif name == "metadata":
-                out[name] = v.metadata(value)
+                out[name] = _linked(cur, v.metadata(value))
             elif name in ("valid_from", "valid_to"):
                 out[name] = v.moment(name, value)
             else:
@@ -180,6 +186,25 @@ class Transaction(TierMoves, TraceSteps):
             self._stored_metadata[tenant] = {m.id: m.metadata for m in found if m.metadata}
         pending = {i: f["metadata"] for i, f in self._latest.items() if f["tenant"] == tenant}
         yield from {**self._stored_metadata[tenant], **pending}.items()
+
+
+def _linked(cur: Memory, metadata: dict[str, Any]) -> dict[str, Any]:
+    """``metadata`` with ``cur``'s links to its sources kept (see `Transaction.update`)."""
+    had = sources(cur.metadata)
+    if not had:
+        return metadata
+    kept = {**{k: cur.metadata[k] for k in LINKS if k in cur.metadata}, **metadata}
+    left = set(sources(kept))
+    lost = next((i for i in had if i not in left), None)
+    if lost is not None:  # only a key the update names can lose one
+        key = next(k for k in LINKS if k in metadata and lost in sources({k: cur.metadata.get(k)}))
+        raise InvalidInput(
+            f"metadata[{key!r}]",
+            metadata[key],
+            f"drops source {lost!r} of {len(had)}: a derived memory keeps every id it was"
+            f" built from, so that purging one purges it too; leave {key!r} out to keep it",
+        )
+    return kept if len(kept) == len(metadata) else v.metadata(kept)  # within the limits
 
 
 __all__ = ["TRACE_ENDINGS", "Pending", "Transaction"]
