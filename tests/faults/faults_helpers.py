@@ -50,3 +50,10 @@ def holding(paths: list[Path], needle: str | bytes) -> list[str]:
             if part.exists() and wanted in part.read_bytes():
                 hits.append(str(part))
     return hits
+
+
+def files_of(store, url):
+    """The files that hold ``store``'s rows (PostgreSQL: every partition's, after a CHECKPOINT)."""
+    if url is None:
+        return sqlite_files(store)
+    return postgres_files(store, url, ("versions", "commits"))

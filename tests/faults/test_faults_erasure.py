@@ -17,9 +17,10 @@ import threading
 import uuid
 
 import pytest
-from faults_helpers import holding, postgres_files, sqlite_files
+from faults_helpers import files_of, holding, postgres_files, sqlite_files
 
 import memcommit
+from memcommit.compaction import Compactor
 from memcommit.embedding.hashed import HashEmbedder
 from memcommit.embedding.vectors import to_bytes
 from memcommit.errors import HookError, InvalidInput
@@ -219,39 +220,6 @@ def test_a_call_let_go_by_the_ring_takes_its_index_key(make_store):
     assert view.state_items(named_by(first)) == {"r3": True}
 
 
-@pytest.fixture
-def own_store(store_backend, tmp_path, request):
-    """(store, server URL or None) alone in its database.
-
-    PostgreSQL: a database of its own, since an open transaction of any session
-    in the same database (other tests on a shared server) keeps dead rows alive.
-    """
-    if store_backend == "sqlite":
-        with memcommit.open(tmp_path / "erasure.db") as store:
-            yield store, None
-        return
-    import psycopg
-
-    server = request.getfixturevalue("postgres_server")
-    name = f"erasure_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = server.rsplit("/", 1)[0] + "/" + name
-    try:
-        with memcommit.open(url) as store:
-            yield store, url
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def files_of(store, url):
-    """The files that hold ``store``'s rows (PostgreSQL: every partition's, after a CHECKPOINT)."""
-    if url is None:
-        return sqlite_files(store)
-    return postgres_files(store, url, ("versions", "commits"))
-
-
 def test_purge_leaves_the_text_in_no_file_while_the_store_stays_open(own_store, secret):
     store, url = own_store
     agent = AgentMemory(store, "acme")
@@ -268,6 +236,27 @@ def test_purge_leaves_the_text_in_no_file_while_the_store_stays_open(own_store, 
     out = io.StringIO()
     export_jsonl(store, out)
     assert secret[18:50] not in out.getvalue()
+    assert store.check().ok
+
+
+def test_a_relabelled_summary_leaves_the_purged_step_in_no_file(own_store, secret):
+    store, url = own_store
+    with store.commit(message="task", author="t") as tx:
+        trace = tx.begin_trace("Rotate the vault code", tenant="acme")
+        step = tx.step(trace, secret)
+        tx.finish(trace)
+    (summary,) = Compactor(store).compact().summaries
+    with store.commit(message="label", author="t") as tx:
+        tx.update(summary.id, metadata={"label": "reviewed"})  # the links stay
+    needle = secret[18:50]
+    assert holding(files_of(store, url), needle)  # in the step and both summary versions
+    with store.commit(message="forget", author="t") as tx:
+        tx.purge(step.id)  # purges the summary too, every version of it
+    assert any(store.scrub() for _ in range(20))  # as in the vector test: a loaded server
+    assert holding(files_of(store, url), needle) == []
+    kept = [(m.version, m.status) for m in store.history(summary.id)]
+    assert kept == [(1, "active"), (2, "active"), (3, "purged")]
+    assert all(needle not in m.content + json.dumps(m.metadata) for m in store.history(summary.id))
     assert store.check().ok
 
 

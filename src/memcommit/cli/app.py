@@ -137,6 +137,11 @@ COMMANDS = {
         "memcommit.cli.recall_cmds", "Pack a bounded context for QUERY from one tenant's memories."
     ),
     "restore": Entry(_WRITE, "Bring an archived memory back to a tier (Transaction.restore)."),
+    "scrub": Entry(
+        _WRITE,
+        "Remove the copies of purged content the database keeps (Store.scrub); exit 1 if any"
+        " remain.",
+    ),
     "show": Entry(_STORE, "Show one commit and its changes (Store.show), by seq or id."),
     "supersede": Entry(
         _WRITE, "Replace memory OLD_ID by NEW_ID (Transaction.supersede); OLD_ID stops holding."

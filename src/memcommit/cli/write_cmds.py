@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from memcommit.cli.app import (
+    all_tenants_option,
     console,
     handle_errors,
     json_option,
@@ -52,9 +53,10 @@ def write_one(
     author: str,
     as_json: bool,
     confirm: Callable[[str], None] | None = None,
-) -> None:
+) -> bool:
     """Resolve ``ids``, ask ``confirm`` (before the commit holds the write lock), run
-    ``change`` in one commit, and report the new version."""
+    ``change`` in one commit, and report the new version; whether the tenant is
+    still owed a scrub of purged content (`Store.scrub_pending`)."""
     with opened(store_target, tenant, write=True) as view:
         full = [resolve_memory(view, id, field=f"id {n + 1}") for n, id in enumerate(ids)]
         if confirm is not None:
@@ -62,7 +64,9 @@ def write_one(
         text = message if message is not None else f"{op} {' '.join(full)}"
         with view.commit(message=text, author=author) as tx:
             memory = change(tx, full)
+        pending = bool(view.scrub_pending())
     report(op, memory, tx, as_json=as_json)
+    return pending
 
 
 def report(op: str, memory: Memory, tx: Transaction, *, as_json: bool) -> None:
@@ -263,7 +267,46 @@ def forget_cmd(
     def change(tx: Transaction, ids: list[str]) -> Memory:
         return tx.purge(ids[0]) if purge else tx.invalidate(ids[0])
 
-    write_one(
+    pending = write_one(
         op, (memory_id,), change, store_target=store_target, tenant=tenant, message=message,
         author=author, as_json=as_json, confirm=ask,
     )  # fmt: skip
+    if purge and pending:
+        click.echo(
+            f"warning: copies of purged content may remain in the database files (a reader"
+            f" still held them); run `memcommit scrub --tenant {tenant}` later",
+            err=True,
+        )
+
+
+@main.command("scrub")
+@tenant_option
+@all_tenants_option
+@store_option
+@json_option
+@handle_errors
+def scrub_cmd(tenant: str, all_tenants: bool, store_target: str, as_json: bool) -> None:
+    """Remove the copies of purged content the database keeps (Store.scrub); exit 1 if any remain.
+
+    Runs by itself after every purge. This scrubs the tenant's part and every
+    tenant still owed a scrub (Store.scrub_pending: a reader held the copies, or
+    a purging process died before its scrub); --all-tenants scrubs every part.
+    Exit code 1 names what is still owed: try again once long reads have ended.
+
+    Example:
+
+        memcommit scrub --store agent.db --tenant acme
+    """
+    with opened(store_target, write=True) as store:
+        chosen = None if all_tenants else sorted({tenant, *store.scrub_pending()})
+        clean = store.scrub(chosen)
+        pending = store.scrub_pending()
+    if as_json:
+        print_json({"clean": clean, "pending": pending})
+    elif clean and not pending:
+        console().print("scrubbed: no copy of purged content is left in the database files")
+    else:
+        shown = ", ".join(pending) or ", ".join(chosen or ["every tenant"])
+        console().print(f"[yellow]not clean[/yellow]: a reader still held copies ({shown})")
+    if not clean or pending:
+        raise SystemExit(1)

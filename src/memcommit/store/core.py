@@ -19,7 +19,7 @@ from memcommit import inputs
 from memcommit.embedding import Embedder
 from memcommit.errors import HookError, InvalidInput, NotFound, StoreClosed
 from memcommit.model import Commit, Memory
-from memcommit.store import embeddings
+from memcommit.store import embeddings, scrub_owed
 from memcommit.store import validate as v
 from memcommit.store.backends.base import Backend, Batch, Sequencer
 from memcommit.store.ids import commit_id
@@ -68,6 +68,7 @@ class Core:
         #: ``purging(tx)`` at the end of a block that purged, inside its transaction: what must
         #: go with the purge or not at all (set by the Store)
         self.purging: Callable[[Transaction], None] | None = None
+        self._owed_seen = False  # whether this process has read the scrubs owed (`_scrub_owed`)
 
     def close(self) -> None:
         """Close the backend once; later calls raise `StoreClosed`."""
@@ -133,6 +134,8 @@ class Core:
                 if late is not None and tx.unordered and not late.sequences(batch):
                     self._order(tx)
                     batch = tx.batch()
+                if batch.purges:  # owed until a scrub covers it, even if this process dies
+                    scrub_owed.record(self.backend, batch.purged_tenants())
                 if batch.commit.changes:  # a block that changed nothing lands nothing
                     self.backend.write(batch)
                 self.backend.commit()  # state written inside the block (state_set) is kept
@@ -156,8 +159,8 @@ class Core:
         self._landed = ((batch.commit.seq, batch.commit.id), batch.commit.time)
         self._written = (batch.commit.seq, batch.versions)
         deferred = tx.deferred
-        if batch.purges:
-            deferred = [functools.partial(self.scrub, batch.purged_tenants()), *deferred]
+        if batch.purges or not self._owed_seen:
+            deferred = [functools.partial(self._scrub_owed, batch.purged_tenants()), *deferred]
         try:
             self._after(batch.commit, batch.tenants, deferred, self._embedding(batch))
         finally:
@@ -196,7 +199,8 @@ class Core:
     def scrub(self, tenants: Collection[str] | None = None) -> bool:
         """`Store.scrub`: the backend's removal of purged content beyond the live rows.
 
-        ``tenants``: only theirs (after a commit that purged in them); None: all.
+        ``tenants``: only theirs; None: all. The scrubs owed to the tenants it
+        covers are settled when it succeeds (`scrub_owed`).
         """
         with self.lock:
             self.check_open()
@@ -204,7 +208,26 @@ class Core:
                 raise InvalidInput(
                     "scrub", "inside a commit", "runs after a commit, not inside one"
                 )
-            return self.backend.scrub(tenants)
+            seen = scrub_owed.owed(self.backend)
+            if tenants is not None:
+                seen = {t: n for t, n in seen.items() if t in tenants}
+            clean = self.backend.scrub(tenants)
+            if clean and seen:
+                with self.writing() as backend:
+                    scrub_owed.settle(backend, seen)
+            return clean
+
+    def _scrub_owed(self, purged: Collection[str]) -> bool:
+        """After a commit: scrub the tenants it purged in and those owed from before.
+
+        What is owed is read after a purge, and after this process's first commit
+        (a process that died as its purge landed left it), not after every commit.
+        """
+        with self.lock:
+            self.check_open()
+            self._owed_seen = True
+            tenants = {*purged, *scrub_owed.owed(self.backend)}
+        return self.scrub(tenants) if tenants else True
 
     def _commit_time(self, now: datetime | None, tip: tuple[int, str] | None) -> datetime:
         """The time of the next commit: never earlier than the newest one's.

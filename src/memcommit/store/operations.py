@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from memcommit.errors import InvalidInput, NotFound
 from memcommit.model import KINDS, TIERS, Change, Commit, Memory
+from memcommit.store import scrub_owed
 from memcommit.store import validate as v
 from memcommit.store.api_part import reading
 from memcommit.store.backends.base import MemoryQuery
@@ -55,6 +56,18 @@ class StoreApi(UsesAndState, TraceReads, VectorApi):
         `memcommit.errors.HookError` once every hook ran.
         """
         self._core.defer(fn)
+
+    @reading
+    def scrub_pending(self) -> list[str]:
+        """The tenants whose purged content may still be in the database's files, sorted
+        (a view: its own tenant, or none).
+
+        A purge's commit records its tenants and a scrub that succeeds clears them:
+        one is left when the scrub after a purge returned False (a reader still held
+        the copies) or never ran (the process died as the purge landed). The next
+        purge, a process's first commit, and `Store.scrub` try again.
+        """
+        return sorted(t for t in scrub_owed.owed(self._core.backend) if self._visible(t))
 
     def on_commit(self, fn: Callable[[Commit], Any]) -> Callable[[], None]:
         """Call ``fn(commit)`` after every commit this store lands; returns an unsubscriber.
