@@ -61,14 +61,15 @@ def test_a_process_killed_before_its_scrub_leaves_it_owed_and_the_next_one_does_
     assert holding(files_of(store, url), secret[20:60]) == []
 
 
+@pytest.mark.postgres
 def test_a_scrub_a_reader_held_back_is_named_until_memcommit_scrub_does_it(
-    own_store, secret, store_backend
+    own_postgres_store, secret
 ):
-    if store_backend != "postgres":
-        pytest.skip("SQLite's reader case: test_a_scrub_held_back_by_a_reader_lets_every_writer")
+    """(SQLite's reader case, which waits out a busy timeout: test_faults_erasure.py,
+    test_a_scrub_held_back_by_a_reader_lets_every_writer_through.)"""
     import psycopg
 
-    store, url = own_store
+    store, url = own_postgres_store
     memory_id = remember(store, secret)
     with psycopg.connect(url) as reader:  # a snapshot from before the purge keeps the rows alive
         reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
