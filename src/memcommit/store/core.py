@@ -101,6 +101,8 @@ class Core:
             self.check_open()
             # a commit at the clock's time may be ordered by the server as it lands
             late = self._sequencer if now is None else None
+            if self._sequencer is not None:  # what it may write is locked before the order
+                self._sequencer.writes_in(tenant)
             if late is not None:
                 late.begin_unordered()
             else:

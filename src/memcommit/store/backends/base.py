@@ -108,6 +108,10 @@ class Sequencer(Protocol):
     under the lock: `landed` then says where it went.
     """
 
+    def writes_in(self, tenant: str | None) -> None:
+        """The next commit (`begin` or `begin_unordered`) writes in ``tenant`` only (a
+        tenant's view), or anywhere (None): what it may write is locked before the order."""
+
     def begin_unordered(self) -> None:
         """Open a commit on the newest commit this process knows, without the lock."""
 

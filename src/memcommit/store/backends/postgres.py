@@ -38,6 +38,7 @@ from memcommit.store.backends.base import Batch, user_cache
 from memcommit.store.backends.chain import Chained
 from memcommit.store.backends.postgres_errors import lost, mapped, translated
 from memcommit.store.backends.postgres_landing import BEGIN
+from memcommit.store.backends.postgres_locks import Partitions
 from memcommit.store.backends.postgres_schema import LEDGER, SchemaUpkeep
 from memcommit.store.backends.postgres_sequence import Sequencing
 from memcommit.store.backends.postgres_url import DEFAULT_SCHEMA, shown, split_target
@@ -116,7 +117,8 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
         )
         # a writer waits for the store's lock at most lock_timeout, as SQLite's busy_timeout
         wait = f"{max(1, round(lock_timeout * 1000))}ms"
-        self._lock_wait = f"SET LOCAL lock_timeout = '{wait}'; {self._lock_sql}"
+        self._wait_sql = f"SET LOCAL lock_timeout = '{wait}'"
+        self._lock_wait = f"{self._wait_sql}; {self._lock_sql}"
         # the same as the calls of one statement, taken in order (one round trip's statement)
         self._lock_calls = (
             f"set_config('lock_timeout', '{wait}', true), {self._lock_sql.removeprefix('SELECT ')}"
@@ -131,7 +133,7 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
         try:
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 self._configure(conn)
-                self._share_flushes(conn)  # `_flush` and `_begin_tip_sql`
+                self._share_flushes(conn)  # `_flush` and `_ordering`
                 if read_only:
                     self._require_current(conn)
                 else:
@@ -161,6 +163,7 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
             None  # the newest commit row, read by begin() under the lock
         )
         self._queued: list[common.Writes] = []  # row writes of the open tx not sent yet
+        self._partitions = Partitions()  # locked before the writers' lock (`postgres_locks`)
 
     # -- connections ---------------------------------------------------------------
 

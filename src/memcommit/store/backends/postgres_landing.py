@@ -67,8 +67,8 @@ class Landing:
     def _share_flushes(self, conn: psycopg.Connection) -> None:
         """Choose how commits wait for their flush: after the lock is gone, if allowed.
 
-        Sets `_flush` and `_begin_tip_sql` (the Store reads the tip right after
-        `begin`, so `begin` reads it in the same round trip). A role that may not
+        Sets `_flush` and `_ordering` (the Store reads the tip right after `begin`,
+        so `begin` reads it in the same round trip: `_locked_tip`). A role that may not
         write a logical message (its EXECUTE revoked) commits as before: its own
         COMMIT waits for the flush, under the lock.
         """
@@ -79,7 +79,6 @@ class Landing:
         self._flush: tuple[str, ...] = FLUSH if allowed else ()
         unflushed = "set_config('synchronous_commit', 'off', true), " if allowed else ""
         self._ordering = f"SELECT {unflushed}{self._lock_calls}"
-        self._begin_tip_sql = f"{BEGIN}; {self._ordering}; {TIP_SQL}".encode()
 
     def _pooled(self, work: Callable[[psycopg.Connection], T], *, until: float = 0.0) -> T:
         """``work(conn)`` on a pooled connection, again on a fresh one if it was lost.

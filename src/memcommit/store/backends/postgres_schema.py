@@ -20,6 +20,7 @@ from memcommit.store.backends import sql as common
 from memcommit.store.backends.chain import seal_history
 from memcommit.store.backends.migrations import CHAIN_MIGRATION, missing, require_current, upgrade
 from memcommit.store.backends.postgres_errors import mapped
+from memcommit.store.backends.postgres_locks import EVERY
 
 #: Where the server's own notices go (a CLI shows them with --verbose).
 _log = logging.getLogger("memcommit.postgres")
@@ -54,6 +55,8 @@ class SchemaUpkeep:
     _setup: sql.Composed
     #: ``SET LOCAL lock_timeout ...; <the advisory lock>``: what a writer runs first.
     _lock_wait: str
+    #: ``SET LOCAL lock_timeout ...``: how long a lock is waited for.
+    _wait_sql: str
 
     def _configure(self, conn: psycopg.Connection) -> None:
         conn.add_notice_handler(_log_notice)
@@ -75,6 +78,14 @@ class SchemaUpkeep:
         if applied is not None and not missing("postgres", applied, self.target):
             return
         with conn.transaction():
+            # the tables writers lock before the writers' lock, first too (`postgres_locks`)
+            conn.execute(self._wait_sql)
+            (tables,) = conn.execute(
+                "SELECT array_agg(t) FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NOT NULL",
+                (list(EVERY),),
+            ).fetchone() or (None,)
+            if tables:
+                conn.execute(f"LOCK TABLE {', '.join(tables)} IN ACCESS EXCLUSIVE MODE")
             conn.execute(self._lock_wait.encode())
             conn.execute(
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))

@@ -37,6 +37,7 @@ from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
 from memcommit.store.backends.postgres_errors import lost, mapped, translated, unencodable
 from memcommit.store.backends.postgres_landing import BEGIN, IDLE, TIP, TIP_SQL, Landing
+from memcommit.store.backends.postgres_locks import Partitions
 from memcommit.store.backends.rows import TEMPLATE_COLUMNS
 from memcommit.store.backends.writes import SEAL_FIRST
 from memcommit.store.records import to_text
@@ -220,6 +221,12 @@ class Sequencing(Landing):
     _mine: Callable[[], bool]  # `PostgresBackend`'s: the open commit is this thread's
     #: What a writer runs after BEGIN to take the lock: one statement (`Landing._share_flushes`).
     _ordering: str
+    #: ``SET LOCAL lock_timeout = ...``: how long a writer waits for a lock (the store's).
+    _wait_sql: str
+    #: The partitions a writer locks before the writers' lock (`postgres_locks`).
+    _partitions: Partitions
+    #: The tenant the open commit writes in only (a tenant's view's), None: any (`writes_in`).
+    _only: str | None = None
     #: The newest commit row this process has seen (begin's tip, or its own landing); an
     #: unordered commit starts on it. (): the store had no commit; None: none seen yet.
     _known: tuple[Any, ...] | None = None
@@ -228,8 +235,9 @@ class Sequencing(Landing):
     _order_hook: Callable[[], None] | None = None
     #: Whether the open commit is unordered (`begin_unordered`, until `order`).
     _unordered: bool = False
-    #: The unordered commit queued by `write`: its statement and parameters (`Statement`).
-    _sequenced: tuple[Statement, list[Any]] | None = None
+    #: The unordered commit queued by `write`: its statement, parameters (`Statement`) and
+    #: the tenants it adds to.
+    _sequenced: tuple[Statement, list[Any], frozenset[str]] | None = None
     #: Where the last commit landed unordered went (`landed`).
     _landed_row: tuple[Any, ...] | None = None
     #: The connections `SEQUENCE` is prepared on, each with its server session (pid, start).
@@ -240,14 +248,22 @@ class Sequencing(Landing):
     def _refused(self) -> BackendError:
         """What a writer is told when another held the lock past ``lock_timeout``."""
         return BackendError(
-            f"postgresql: another writer held the store {self.schema!r} for more than"
-            f" lock_timeout={self.lock_timeout}s; nothing was written"
+            f"postgresql: another writer held the store {self.schema!r} (or a purge's rewrite"
+            f" the partition it writes) for more than lock_timeout={self.lock_timeout}s;"
+            " nothing was written"
         )
 
+    def writes_in(self, tenant: str | None) -> None:
+        """The next commit writes in ``tenant`` only (a tenant's view), or anywhere (None)."""
+        self._only = tenant
+
     def _locked_tip(self, conn: psycopg.Connection) -> tuple[Any, ...]:
-        """BEGIN, the writers' lock and the tip on ``conn``, in one round trip (() if none)."""
+        """BEGIN, the open commit's partitions, the writers' lock and the tip on ``conn``, in
+        one round trip (() if none): the partitions first (`postgres_locks`)."""
+        only = None if self._only is None else (self._only,)
+        locks = self._partitions.lock(conn, only, vectors=True, wait=self._wait_sql)
         try:
-            cur = conn.execute(self._begin_tip_sql)
+            cur = conn.execute("; ".join((BEGIN, *locks, self._ordering, TIP_SQL)).encode())
             while cur.nextset():  # the last result is the tip
                 pass
             tip = cur.fetchone()
@@ -308,14 +324,15 @@ class Sequencing(Landing):
         rows = [template(m, salt) for m, salt in zip(batch.versions, salts, strict=True)]
         tail = _compact([c.author, c.message, changes])[1:]
         values = [c.time, c.id[12:], c.author, c.message, tail, changes]
+        tenants = frozenset(m.tenant for m in batch.versions)
         if len(rows) == 1:
-            self._sequenced = (SEQUENCE_ONE, [*values, *rows[0]])
+            self._sequenced = (SEQUENCE_ONE, [*values, *rows[0]], tenants)
             return
         versions = [
             {n: to_text(v) if n in _TIMES else v for n, v in zip(TEMPLATE, row, strict=True)}
             for row in rows
         ]
-        self._sequenced = (SEQUENCE, [*values, _as_given(versions)])
+        self._sequenced = (SEQUENCE, [*values, _as_given(versions)], tenants)
 
     def commit(self) -> None:
         if self._sequenced is not None:  # unordered: the server orders it as it lands
@@ -342,18 +359,22 @@ class Sequencing(Landing):
         self._prepared[conn] = cur.fetchone() or ()
 
     def _send_sequenced(self, conn: psycopg.Connection) -> tuple[Any, ...]:
-        """The unordered commit in one round trip: BEGIN, the lock, `SEQUENCE`, COMMIT, flush.
+        """The unordered commit in one round trip: BEGIN, its tenants' partitions, the lock,
+        `SEQUENCE`, COMMIT, flush.
 
-        The lock and `SEQUENCE` run prepared (once per connection), so the server
-        parses and plans neither again; `SEQUENCE`'s values are quoted in
-        (`_quoted`), so the client makes one simple query.
+        The partitions are locked before the writers' lock (`postgres_locks`). The lock
+        and `SEQUENCE` run prepared (once per connection), so the server parses and
+        plans neither again; `SEQUENCE`'s values are quoted in (`_quoted`), so the
+        client makes one simple query.
         """
         assert self._sequenced is not None
-        statement, values = self._sequenced
+        statement, values, tenants = self._sequenced
         texts = _texts(values)
         quoted = _quoted(conn, texts)
         call = statement.call(quoted)
-        text = "; ".join((BEGIN, f"EXECUTE {ORDER}", call, "COMMIT", *self._flush))
+        locks = self._partitions.lock(conn, tenants, vectors=False, wait=self._wait_sql)
+        before = (BEGIN, *locks, f"EXECUTE {ORDER}")  # the commit's row is the next result
+        text = "; ".join((*before, call, "COMMIT", *self._flush))
         for prepare in (conn not in self._prepared, True):
             if prepare:
                 self._prepare(conn, again=conn in self._prepared)
@@ -361,7 +382,7 @@ class Sequencing(Landing):
                 cursor = psycopg.ClientCursor(conn) if quoted is None else conn.cursor()
                 with cursor as cur:
                     cur.execute(text, texts if quoted is None else None, prepare=False)
-                    for _ in range(2):  # BEGIN's, the lock's: the commit's row is the third
+                    for _ in before:
                         cur.nextset()
                     row = cur.fetchone()
                 break
@@ -462,6 +483,11 @@ class Sequencing(Landing):
         seq, commit_id, parent, when = row[:4]
         return seq, commit_id, parent, when
 
+    def rollback(self) -> None:
+        self._only = None  # (also when nothing was begun: `writes_in` said it for that commit)
+        super().rollback()
+
     def _release(self) -> None:
         self._order_hook, self._unordered, self._sequenced = None, False, None
+        self._only = None
         super()._release()
