@@ -2,6 +2,7 @@
 
     python benchmarks/purge_bench.py --before /work/main/src        # 1M memories, 1,000 tenants
     python benchmarks/purge_bench.py --memories 100000 --tenants 100 --runs 1   # a quick look
+    python benchmarks/purge_bench.py --backend postgres --purged-writer          # + its own writer
 
 A store of ``--memories`` memories over ``--tenants`` tenants is built once through
 the public API (one bulk commit per tenant) and kept under ``--cache`` (SQLite: a
@@ -9,7 +10,9 @@ file, copied afresh for every run; PostgreSQL: a schema in the test database,
 named by its size). Each run starts a writer process committing one memory at a
 time in another tenant, and ``--readers`` processes reading that tenant (the load
 that holds a SQLite checkpoint back), then purges one memory of the first tenant
-through that tenant's ``commit()`` (the purge's scrub included) and prints:
+through that tenant's ``commit()`` (the purge's scrub included); ``--purged-writer``
+adds a writer in the purged tenant, whose commits wait for its partition's
+rewrite (they must not hold the other writer back). It prints:
 
 - the writer's longest commit among those that overlapped the purge (its stall),
 - the writer's median commit over the whole run,
@@ -187,21 +190,27 @@ def reader(url: str, tenant: str, writes: str) -> None:
     print("[]", flush=True)
 
 
-def measure(url: str, tenant: int, readers: int, settle: float, writes: str) -> dict[str, Any]:
-    """Start the writer and readers on ``tenant``, purge one memory of tenant 0, report."""
+def measure(
+    url: str, tenant: int, readers: int, settle: float, writes: str, purged_writer: bool
+) -> dict[str, Any]:
+    """Start the writer and readers on ``tenant`` (and a writer in tenant 0 with
+    ``purged_writer``), purge one memory of tenant 0, report the first writer's stall."""
     import memcommit
     import memcommit.recall  # the purge hook's first use must not time an import
 
     env = dict(os.environ)
+    roles = [("_writer", tenant)] + [("_reader", tenant)] * readers
+    if purged_writer:  # the purged tenant's own agent goes on writing: it waits for the scrub
+        roles.append(("_writer", 0))
     workers = [
         subprocess.Popen(
-            [sys.executable, str(HERE), role, url, tenant_name(tenant), writes],
+            [sys.executable, str(HERE), role, url, tenant_name(which), writes],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             env=env,
         )
-        for role in ["_writer"] + ["_reader"] * readers
+        for role, which in roles
     ]
     for worker in workers:
         assert worker.stdout is not None
@@ -253,7 +262,7 @@ def run_side(backend: str, args: argparse.Namespace, side: str, src: str) -> dic
         url, seconds = prepare(backend, args, side, src)
         upgrade = max(upgrade, seconds)
         argv = ["_measure", url, str(args.writer_tenant), str(args.readers), str(args.settle)]
-        argv.append(args.writes)
+        argv += [args.writes, "purged-writer" if args.purged_writer else "-"]
         runs.append(json.loads(child(src, argv).strip().splitlines()[-1]))
     out = {k: statistics.median(r[k] for r in runs) for k in ("stall_ms", "median_ms", "purge_ms")}
     out["stalls"] = [round(r["stall_ms"]) for r in runs]
@@ -275,6 +284,11 @@ def main() -> None:
         default=1,
         help="which tenant the writer and readers use (the purge is in tenant 0)",
     )
+    parser.add_argument(
+        "--purged-writer",
+        action="store_true",
+        help="also a writer in the purged tenant (it waits for the rewrite of its partition)",
+    )
     parser.add_argument("--settle", type=float, default=1.0, help="seconds before and after")
     parser.add_argument("--before", help="src folder of the code to compare with (today's main)")
     parser.add_argument("--pg", default=DEFAULT_PG)
@@ -287,7 +301,9 @@ def main() -> None:
     print(
         f"purge of one memory, {args.memories:,} memories over {args.tenants:,} tenants,"
         f" a writer ({args.writes}) and {args.readers} reader(s)"
-        f" in {tenant_name(args.writer_tenant)}; medians of {args.runs}"
+        f" in {tenant_name(args.writer_tenant)}"
+        + (f", a writer in {tenant_name(0)}" if args.purged_writer else "")
+        + f"; medians of {args.runs}"
     )
     print(f"{'backend':10} {'code':7} {'stall ms':>9} {'median ms':>10} {'purge ms':>9}  stalls")
     for backend in backends:
@@ -316,6 +332,9 @@ if __name__ == "__main__":
         elif role == "_open":
             opened(rest[0])
         elif role == "_measure":
-            print(json.dumps(measure(rest[0], int(rest[1]), int(rest[2]), float(rest[3]), rest[4])))
+            url, tenant, readers, settle, writes = rest[:5]
+            purged = rest[5:] == ["purged-writer"]
+            result = measure(url, int(tenant), int(readers), float(settle), writes, purged)
+            print(json.dumps(result))
     else:
         main()
