@@ -99,18 +99,35 @@ def ensure_built(backend: str, args: argparse.Namespace) -> None:
 
 
 def clone_schema(url: str, base: str, copy: str) -> None:
-    """A copy of PostgreSQL schema ``base`` as ``copy`` (tables, rows, indexes, keys)."""
+    """A copy of PostgreSQL schema ``base`` as ``copy`` (tables, rows, indexes, keys), its
+    partitioned tables partitioned alike (``LIKE`` alone would make them plain tables)."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (copy,)).fetchone():
             return
-        tables = [
+        tables = [  # plain and partitioned tables, not the partitions (made with their parent)
             name
             for (name,) in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY tablename", (base,)
+                "SELECT c.relname FROM pg_class c WHERE c.relnamespace = %s::regnamespace"
+                " AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY c.relname",
+                (base,),
             )
         ]
+        keys_of = dict(
+            conn.execute(
+                "SELECT c.relname, pg_get_partkeydef(c.oid) FROM pg_class c"
+                " WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'p'",
+                (base,),
+            ).fetchall()
+        )
+        parts = conn.execute(
+            "SELECT p.relname, c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
+            " JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent"
+            " WHERE p.relnamespace = %s::regnamespace AND c.relkind IN ('r', 'p')"
+            " ORDER BY c.relname",
+            (base,),
+        ).fetchall()
         keys = conn.execute(
             "SELECT c.relname, pg_get_constraintdef(k.oid) FROM pg_constraint k"
             " JOIN pg_class c ON c.oid = k.conrelid"
@@ -121,7 +138,13 @@ def clone_schema(url: str, base: str, copy: str) -> None:
             conn.execute(f'CREATE SCHEMA "{copy}"')
             for name in tables:
                 like = f'(LIKE "{base}"."{name}" INCLUDING ALL)'
-                conn.execute(f'CREATE TABLE "{copy}"."{name}" {like}')
+                key = f" PARTITION BY {keys_of[name]}" if name in keys_of else ""
+                conn.execute(f'CREATE TABLE "{copy}"."{name}" {like}{key}')
+            for parent, child, bound in parts:
+                conn.execute(
+                    f'CREATE TABLE "{copy}"."{child}" PARTITION OF "{copy}"."{parent}" {bound}'
+                )
+            for name in tables:
                 conn.execute(f'INSERT INTO "{copy}"."{name}" SELECT * FROM "{base}"."{name}"')
             conn.execute(f'SET LOCAL search_path TO "{copy}"')
             for name, definition in keys:
