@@ -55,8 +55,8 @@ def write_one(
     confirm: Callable[[str], None] | None = None,
 ) -> bool:
     """Resolve ``ids``, ask ``confirm`` (before the commit holds the write lock), run
-    ``change`` in one commit, and report the new version; whether the tenant is
-    still owed a scrub of purged content (`Store.scrub_pending`)."""
+    ``change`` in one commit, and report the new version; for a purge, whether its
+    tenant is still owed a scrub of purged content (`Store.scrub_pending`)."""
     with opened(store_target, tenant, write=True) as view:
         full = [resolve_memory(view, id, field=f"id {n + 1}") for n, id in enumerate(ids)]
         if confirm is not None:
@@ -64,7 +64,7 @@ def write_one(
         text = message if message is not None else f"{op} {' '.join(full)}"
         with view.commit(message=text, author=author) as tx:
             memory = change(tx, full)
-        pending = bool(view.scrub_pending())
+        pending = op == "purge" and bool(view.scrub_pending())
     report(op, memory, tx, as_json=as_json)
     return pending
 
@@ -271,7 +271,7 @@ def forget_cmd(
         op, (memory_id,), change, store_target=store_target, tenant=tenant, message=message,
         author=author, as_json=as_json, confirm=ask,
     )  # fmt: skip
-    if purge and pending:
+    if pending:
         click.echo(
             f"warning: copies of purged content may remain in the database files (a reader"
             f" still held them); run `memcommit scrub --tenant {tenant}` later",

@@ -210,14 +210,7 @@ class Core:
                 raise InvalidInput(
                     "scrub", "inside a commit", "runs after a commit, not inside one"
                 )
-            seen = scrub_owed.owed(self.backend)
-            if tenants is not None:
-                seen = {t: n for t, n in seen.items() if t in tenants}
-            clean = self.backend.scrub(tenants)
-            if clean and seen:
-                with self.writing() as backend:
-                    scrub_owed.settle(backend, seen)
-            return clean
+            return self._scrubbed(tenants, scrub_owed.owed(self.backend))
 
     def _scrub_owed(self, purged: Collection[str]) -> bool:
         """After a commit: scrub the tenants it purged in and those owed from before.
@@ -228,8 +221,18 @@ class Core:
         with self.lock:
             self.check_open()
             self._owed_seen = True
-            tenants = {*purged, *scrub_owed.owed(self.backend)}
-        return self.scrub(tenants) if tenants else True
+            owed = scrub_owed.owed(self.backend)
+            tenants = {*purged, *owed}
+            return self._scrubbed(tenants, owed) if tenants else True
+
+    def _scrubbed(self, tenants: Collection[str] | None, owed: dict[str, int]) -> bool:
+        """Scrub ``tenants`` (None: all), then settle what of ``owed`` (read before) it covered."""
+        covered = owed if tenants is None else {t: n for t, n in owed.items() if t in tenants}
+        clean = self.backend.scrub(tenants)
+        if clean and covered:
+            with self.writing() as backend:
+                scrub_owed.settle(backend, covered)
+        return clean
 
     def _commit_time(self, now: datetime | None, tip: tuple[int, str] | None) -> datetime:
         """The time of the next commit: never earlier than the newest one's.
