@@ -157,3 +157,100 @@ def test_the_cli_reference_says_the_trailer_detects_accidents_not_tampering():
     words = " ".join(DOCS_PATH.read_text(encoding="utf-8").split())
     assert "The trailer detects accidents, not tampering" in words
     assert "whoever edits the file can recompute it" in words
+
+
+def test_an_export_in_one_thread_and_commits_in_another_share_one_store(make_store):
+    """A backup thread exports while the agent's thread commits through the same Store
+    object: the commits land at once, the export is the store as it was when it began,
+    and the store takes commits and exports again after."""
+    import threading
+
+    store = make_store("source")
+    with store.commit(message="before 0") as tx:
+        first = tx.add("memory 0", tenant="acme")
+    for n in (1, 2):
+        with store.commit(message=f"before {n}") as tx:
+            tx.add(f"memory {n}", tenant="acme")
+    reading, written = threading.Event(), threading.Event()
+    landed: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if done == 1:  # the snapshot is open and read from: let the other thread write
+            reading.set()
+            assert written.wait(10), "a commit in another thread waited for the export"
+
+    def agent() -> None:
+        assert reading.wait(10)
+        with store.commit(message="during 0") as tx:
+            tx.add("added while the export ran", tenant="other")
+        landed.append(tx.result.seq)
+        with store.commit(message="during 1") as tx:  # a version the export has, ended
+            tx.update(first.id, content="memory 0, changed while the export ran")
+        landed.append(tx.result.seq)
+        written.set()
+
+    thread = threading.Thread(target=agent)
+    thread.start()
+    out = io.StringIO()
+    summary = export_jsonl(store, out, progress=progress)
+    thread.join(10)
+    assert landed == [4, 5]
+    assert summary.commits == 3 and summary.versions == 3
+    restored = make_store("restored")
+    import_jsonl(restored, io.StringIO(out.getvalue()))
+    assert [c.message for c in restored.log()] == ["before 2", "before 1", "before 0"]
+    assert restored.verify().ok and restored.check().ok
+    assert restored.get(first.id).content == "memory 0"
+    assert store.scrub()  # nothing of the ended export holds the store's rows
+    with store.commit(message="after") as tx:
+        tx.add("after the export", tenant="acme")
+    assert len(store.log()) == 6 and store.verify().ok and store.check().ok
+    assert export_jsonl(store, io.StringIO()).commits == 6
+
+
+def test_an_export_whose_own_thread_commits_to_the_same_store_stays_its_snapshot(make_store):
+    store = make_store("source")
+    with store.commit(message="before") as tx:
+        tx.add("memory 0", tenant="acme")
+
+    def progress(done: int, total: int) -> None:
+        with store.commit(message="during") as tx:  # the same thread, the same Store
+            tx.add("added by the exporting thread", tenant="acme")
+
+    out = io.StringIO()
+    assert export_jsonl(store, out, progress=progress).commits == 1
+    assert len(store.log()) == 2 and store.verify().ok
+    restored = make_store("restored")
+    import_jsonl(restored, io.StringIO(out.getvalue()))
+    assert [c.message for c in restored.log()] == ["before"]
+
+
+def test_a_store_in_memory_exports_and_commits_in_turns_from_two_threads():
+    """In memory there is one connection: a commit in another thread waits for the
+    export's snapshot to end, then lands; neither ends the other's transaction."""
+    import threading
+
+    import memcommit
+
+    store = memcommit.open(":memory:")
+    with store.commit(message="before") as tx:
+        tx.add("memory 0", tenant="acme")
+    reading = threading.Event()
+    landed: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        reading.set()
+        thread.join(0.3)  # the commit waits for the snapshot
+        assert not landed
+
+    def agent() -> None:
+        assert reading.wait(10)
+        with store.commit(message="during") as tx:
+            tx.add("added while the export ran", tenant="acme")
+        landed.append(tx.result.seq)
+
+    thread = threading.Thread(target=agent)
+    thread.start()
+    assert export_jsonl(store, io.StringIO(), progress=progress).commits == 1
+    thread.join(10)
+    assert landed == [2] and store.verify().ok and store.check().ok

@@ -138,9 +138,10 @@ class Backend(Protocol):
         """Start the write transaction of one commit and take the writers' lock."""
 
     def begin_read(self) -> None:
-        """Start a read-only snapshot: later reads agree with each other, writers do not wait.
+        """Start the calling thread's read-only snapshot: its later reads agree with each
+        other, and writers (in other threads too) do not wait for it.
 
-        End it with `rollback`.
+        End it with `rollback` from the same thread.
         """
 
     def write(self, batch: Batch) -> None:

@@ -164,6 +164,9 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
         )
         self._queued: list[common.Writes] = []  # row writes of the open tx not sent yet
         self._partitions = Partitions()  # locked before the writers' lock (`postgres_locks`)
+        #: Each thread's read snapshot (`begin_read`), on a pooled connection of its own: a
+        #: commit through this backend in another thread neither waits for it nor ends it.
+        self._readers: dict[int, psycopg.Connection] = {}
 
     # -- connections ---------------------------------------------------------------
 
@@ -193,6 +196,9 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
                     f"postgresql: connection lost inside commit {seq}, before its COMMIT was"
                     f" sent; it did not land ({str(exc).strip()})"
                 ) from exc
+        reader = self._readers.get(threading.get_ident()) if self._readers else None
+        if reader is not None:
+            return work(reader)
         return self._pooled(work)
 
     def _open_seq(self) -> int | None:
@@ -225,15 +231,30 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
 
     @mapped
     def begin_read(self) -> None:
-        """A repeatable-read, read-only transaction: one snapshot, no advisory lock."""
+        """A repeatable-read, read-only transaction of this thread: one snapshot, no lock."""
         conn = self._pool.getconn()
         try:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         except BaseException:
             self._pool.putconn(conn)
             raise
-        self._tx, self._tx_thread, self._pending = conn, threading.get_ident(), None
-        self._tip, self._sealed = None, None
+        self._readers[threading.get_ident()] = conn
+
+    def rollback(self) -> None:
+        """Drop this thread's open commit, else end its read snapshot."""
+        reader = None
+        if self._readers and not self._mine():
+            reader = self._readers.pop(threading.get_ident(), None)
+        if reader is None:
+            super().rollback()
+            return
+        try:
+            if not reader.closed:
+                reader.execute("ROLLBACK")
+        except psycopg.Error:
+            pass  # the connection broke: the server has dropped its transaction already
+        finally:
+            self._pool.putconn(reader)
 
     @mapped
     def write(self, batch: Batch) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
@@ -135,6 +136,14 @@ class SQLiteBackend(Chained, common.SQLBackend):
         self._tip: tuple[int, str] | None = None
         self._tip_at: int | None = None
         self._written: tuple[int, str] | None = None  # the commit of the open transaction
+        #: Each thread's read snapshot (`begin_read`), on a connection of its own, so a
+        #: commit through this backend in another thread neither waits for it nor ends it.
+        self._readers: dict[int, sqlite3.Connection] = {}
+        #: In memory there is one connection and no other to read from: a snapshot and a
+        #: commit take turns on it.
+        self._turn = threading.Lock() if path == ":memory:" else None
+        self._turn_owner: int | None = None  # the thread whose transaction has the turn
+        self._writer: int | None = None  # the thread whose commit is open on the connection
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         try:  # the first statement that reads the file
             conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
@@ -190,32 +199,94 @@ class SQLiteBackend(Chained, common.SQLBackend):
     @_mapped
     def begin(self) -> None:
         self._sealed = None
-        if self.read_only:  # a read snapshot (an export); a write in it is refused by SQLite
-            self._conn.execute("BEGIN")
-            return
-        self._conn.execute("BEGIN IMMEDIATE")
+        taken = self._take_turn()
+        try:
+            # read-only: a read snapshot (an export); a write in it is refused by SQLite
+            self._conn.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
+        except BaseException:
+            if taken:
+                self._give_turn()
+            raise
+        self._writer = threading.get_ident()
 
     @_mapped
     def begin_read(self) -> None:
-        """A deferred transaction: its first read fixes a snapshot (WAL keeps it for us)."""
-        self._sealed = None
-        self._conn.execute("BEGIN")
+        """A deferred transaction on a connection of this thread's own: its first read
+        fixes a snapshot (WAL keeps it for us). In memory, on the one connection."""
+        if self._turn is not None:
+            self._take_turn()
+            self._conn.execute("BEGIN")
+            return
+        reader = sqlite3.connect(
+            _read_only_uri(self.target) if self.read_only else self.target,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=self._busy_timeout,
+            uri=self.read_only,
+        )
+        try:
+            reader.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            reader.execute("PRAGMA query_only = ON")
+            reader.execute("BEGIN")
+        except BaseException:
+            reader.close()
+            raise
+        self._readers[threading.get_ident()] = reader
 
     @_mapped
     def commit(self) -> None:
+        if self._end_read("COMMIT"):
+            return
         self._conn.execute("COMMIT")
+        self._writer = None
+        self._give_turn()
         if self._written is not None and self._tip_at is not None:
             self._tip, self._written = self._written, None
 
     @_mapped
     def rollback(self) -> None:
+        if self._end_read("ROLLBACK") or self._writer not in (None, threading.get_ident()):
+            return  # another thread's commit is not this one's to drop
         self._written = None
-        if self._conn.in_transaction:
-            self._conn.execute("ROLLBACK")
+        try:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+        finally:
+            self._writer = None
+            self._give_turn()
+
+    def _end_read(self, statement: str) -> bool:
+        """End this thread's read snapshot, if it has one on a connection of its own (and
+        no commit open: the commit ends first)."""
+        me = threading.get_ident()
+        if not self._readers or self._writer == me or me not in self._readers:
+            return False
+        reader = self._readers.pop(me)
+        try:
+            reader.execute(statement)
+        finally:
+            reader.close()
+        return True
+
+    def _take_turn(self) -> bool:
+        """Wait for the one connection of a store in memory; False if not taken now."""
+        me = threading.get_ident()
+        if self._turn is None or self._turn_owner == me:
+            return False
+        self._turn.acquire()
+        self._turn_owner = me
+        return True
+
+    def _give_turn(self) -> None:
+        if self._turn is not None and self._turn_owner == threading.get_ident():
+            self._turn_owner = None
+            self._turn.release()
 
     @_mapped
     def tip(self) -> tuple[int, str] | None:
         """The newest commit, read again only when another connection has committed since."""
+        if self._reading() is not self._conn:  # as this thread's snapshot has it
+            return super().tip()
         seen = self._conn.execute("PRAGMA data_version").fetchone()[0]
         if seen != self._tip_at:
             self._tip, self._tip_at = super().tip(), seen
@@ -229,11 +300,17 @@ class SQLiteBackend(Chained, common.SQLBackend):
 
     @_mapped
     def _select(self, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._conn.execute(text, params).fetchall()
+        return self._reading().execute(text, params).fetchall()
 
     @_mapped
     def _write_all(self, text: str, rows: Iterable[Sequence[Any]]) -> None:
-        self._conn.executemany(text, rows)
+        self._reading().executemany(text, rows)  # in a read snapshot, refused (query_only)
+
+    def _reading(self) -> sqlite3.Connection:
+        """This thread's read snapshot's connection (outside its commits), else the backend's."""
+        if not self._readers or self._writer == (me := threading.get_ident()):
+            return self._conn
+        return self._readers.get(me, self._conn)
 
     @_mapped
     def scrub(self, tenants: Collection[str] | None = None) -> bool:
@@ -286,6 +363,8 @@ class SQLiteBackend(Chained, common.SQLBackend):
 
     def close(self) -> None:
         try:
+            for reader in self._readers.values():
+                reader.close()
             self._conn.close()
         except sqlite3.Error as exc:  # closing twice or a broken file: nothing left to save
             raise BackendError(f"sqlite: {exc}") from exc
