@@ -178,6 +178,9 @@ def run_in_process(store, tenant: str, script) -> object:
         ("recall", {"query": "x", "budgte": 5}, "budgte=5"),
         ("touch", {"ids": ["x"], "tenant": "a", "extra": 1}, "extra, tenant="),
         ("log", {"limit": 3, "as_of": 1}, "as_of"),
+        ("remember", {"content": "x", "request_id": "r\x00"}, "request_id='r"),
+        ("forget", {"id": "x", "request_id": "r\x00"}, "request_id='r"),
+        ("recall", {"query": "x", "scopes": [""]}, "scopes"),
     ],
 )
 def test_bad_arguments_are_tool_errors_naming_the_field(store, tool, arguments, field):
@@ -192,6 +195,20 @@ def test_bad_arguments_are_tool_errors_naming_the_field(store, tool, arguments, 
     assert "Traceback" not in message
     assert store.head.seq == (head_before.seq if head_before else 0) + 1  # only the last call
     assert store.get(still["id"]).content == "the server is still up"
+
+
+def test_forgetting_a_forgotten_memory_lands_no_commit_and_keeps_when_it_stopped(store):
+    async def script(client):
+        fact = await call(client, "remember", content="billing listens on 8080")
+        first = await call(client, "forget", id=fact["id"])
+        again = await call(client, "forget", id=fact["id"])
+        return fact["id"], first, again
+
+    memory_id, first, again = run_in_process(store, TENANT, script)
+    assert first["commit"] == store.head.seq and again["commit"] is None
+    forgotten = store.get(memory_id)
+    assert forgotten.status == "invalidated" and forgotten.version == 2
+    assert forgotten.valid_to == store.log()[0].time
 
 
 def test_a_finished_task_takes_no_more_steps(store):

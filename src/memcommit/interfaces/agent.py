@@ -181,7 +181,7 @@ class AgentMemory(TaskTools):
         budget_unit: Literal["words", "tokens"] = "words",
         max_records: Annotated[int | None, Field(ge=0)] = 20,
         kinds: Annotated[list[Kind] | None, Field(description="Only these kinds.")] = None,
-        scopes: Annotated[list[str] | None, Field(description="Only these scopes.")] = None,
+        scopes: Annotated[list[Scope] | None, Field(description="Only these scopes.")] = None,
         session: Annotated[str | None, Field(description="The current conversation.")] = None,
         include_previous_sessions: bool = True,
         latest_per_key: Annotated[
@@ -311,7 +311,7 @@ class AgentMemory(TaskTools):
         def work(tx: Transaction) -> dict[str, Any]:
             if mode == "purge":
                 tx.purge(id)
-            else:
+            elif tx.read([id])[0].status != "invalidated":  # forgotten already: no commit
                 tx.invalidate(id)
             return {"id": id, "mode": mode}
 

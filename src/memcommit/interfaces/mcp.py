@@ -3,8 +3,9 @@
 Built on the official MCP Python SDK (``MCPServer``). Tools are the methods of
 ``AgentMemory``; library errors, and arguments a tool does not take, become MCP
 tool errors whose message names the field, so a bad call never brings the
-server down. Tools are async on purpose: they then run on the event loop's
-thread, the thread that opened the store. After each tool call the server
+server down. Every store call runs in a worker thread, one tenant's calls one at
+a time (`mcp_turns`), so a slow call of one tenant never holds the event loop
+the other tenants' requests are answered on. After each tool call the server
 announces the resources it changed and logs its commits (`mcp_watch`); prompts
 and argument completion are in `mcp_prompts`.
 """
@@ -29,6 +30,7 @@ from memcommit.embedding import Embedder
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
 from memcommit.interfaces.agent import TOOLS, AgentMemory
 from memcommit.interfaces.mcp_prompts import add_prompts
+from memcommit.interfaces.mcp_turns import Turns
 from memcommit.interfaces.mcp_watch import MEMORY, RECENT, WORKING, Watch
 from memcommit.store import DEFAULT_RECALL_CACHE_BYTES, StoreLike
 
@@ -43,23 +45,25 @@ with `begin_task` / `add_step` / `finish_task`. Every change is a commit (`log`)
 RECENT_COMMITS = 20
 
 
-def _as_tool(method: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
-    """Wrap an AgentMemory method as an async tool that reports library errors to the agent."""
+def _as_tool(method: Callable[..., dict[str, Any]], turns: Turns) -> Callable[..., Any]:
+    """Wrap an AgentMemory method as an async tool, run in its turn (`Turns`), that
+    reports library errors to the agent."""
 
     @functools.wraps(method)
     async def tool(**arguments: Any) -> dict[str, Any]:
         try:
-            return method(**arguments)
+            return await turns.run(functools.partial(method, **arguments))
         except MemcommitError as exc:
             raise ToolError(str(exc)) from exc
 
     return tool
 
 
-def _read(produce: Callable[[], Any]) -> str:
-    """A resource's JSON text; library errors become resource errors naming the field."""
+async def _read(turns: Turns, produce: Callable[[], Any]) -> str:
+    """A resource's JSON text, read in its turn; library errors become resource errors
+    naming the field."""
     try:
-        return json.dumps(produce(), indent=2, ensure_ascii=False)
+        return json.dumps(await turns.run(produce), indent=2, ensure_ascii=False)
     except NotFound as exc:
         raise ResourceNotFoundError(str(exc)) from exc
     except MemcommitError as exc:
@@ -94,6 +98,7 @@ class MemoryServer(MCPServer):
         super().__init__(*args, **kwargs)
         self.parameters: dict[str, frozenset[str]] = {}
         self.watch = watch
+        self.turns = Turns()  # the tenant's store calls, one at a time off the loop
         # The SDK registers these only on its low-level server (they are the
         # handshake-era methods; 2026-07-28 clients use subscriptions/listen).
         handlers = self._lowlevel_server
@@ -107,7 +112,9 @@ class MemoryServer(MCPServer):
         """Offer ``method`` as tool ``name``, remembering which arguments it takes."""
         self.parameters[name] = frozenset(inspect.signature(method).parameters)
         self.add_tool(
-            _as_tool(method), name=name, description=inspect.cleandoc(method.__doc__ or "")
+            _as_tool(method, self.turns),
+            name=name,
+            description=inspect.cleandoc(method.__doc__ or ""),
         )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -145,7 +152,7 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         mime_type="application/json",
     )
     async def working() -> str:
-        return _read(memory.working)
+        return await _read(server.turns, memory.working)
 
     @server.resource(
         RECENT,
@@ -154,7 +161,7 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         mime_type="application/json",
     )
     async def recent_commits() -> str:
-        return _read(lambda: memory.log(limit=RECENT_COMMITS))
+        return await _read(server.turns, lambda: memory.log(limit=RECENT_COMMITS))
 
     @server.resource(
         MEMORY,
@@ -163,9 +170,9 @@ def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> Memo
         mime_type="application/json",
     )
     async def one_memory(memory_id: str) -> str:
-        return _read(lambda: memory.memory(memory_id))
+        return await _read(server.turns, lambda: memory.memory(memory_id))
 
-    add_prompts(server, memory)
+    add_prompts(server, memory, server.turns)
     return server
 
 

@@ -11,6 +11,7 @@ to nothing, as the protocol's examples do for an argument with no suggestions.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Annotated, Any
 
@@ -31,6 +32,7 @@ from pydantic import Field
 
 from memcommit.errors import MemcommitError
 from memcommit.interfaces.agent import AgentMemory
+from memcommit.interfaces.mcp_turns import Turns
 from memcommit.interfaces.mcp_watch import MEMORY
 from memcommit.model import KINDS
 
@@ -42,8 +44,9 @@ PROMPTS = ("recall-context", "review-memory")
 class Completer:
     """What each completable argument can be, read from one tenant's memory."""
 
-    def __init__(self, memory: AgentMemory) -> None:
+    def __init__(self, memory: AgentMemory, turns: Turns) -> None:
         self.view = memory.view
+        self.turns = turns
         self._scopes: tuple[int, list[str]] = (-1, [])
 
     def memory_ids(self, prefix: str) -> Completion:
@@ -77,11 +80,11 @@ class Completer:
         if not served:
             return Completion(values=[])
         if argument.name == "memory_id":
-            return self.memory_ids(argument.value)
+            return await self.turns.run(functools.partial(self.memory_ids, argument.value))
         if argument.name == "kind":
             return _matching(list(KINDS), argument.value)
         if argument.name == "scope":
-            return self.scopes(argument.value)
+            return await self.turns.run(functools.partial(self.scopes, argument.value))
         return Completion(values=[])
 
 
@@ -95,9 +98,10 @@ def _refused(exc: MemcommitError) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=str(exc))
 
 
-def add_prompts(server: MCPServer, memory: AgentMemory) -> None:
-    """Offer the prompts over ``memory``, and completion of their arguments."""
-    completer = Completer(memory)
+def add_prompts(server: MCPServer, memory: AgentMemory, turns: Turns) -> None:
+    """Offer the prompts over ``memory``, and completion of their arguments; every store
+    read runs in its turn (`Turns`)."""
+    completer = Completer(memory, turns)
     server.completion()(completer.complete)  # type: ignore[no-untyped-call]
 
     @server.prompt(
@@ -111,10 +115,13 @@ def add_prompts(server: MCPServer, memory: AgentMemory) -> None:
         kind: Annotated[str | None, Field(description="Only memories of this kind.")] = None,
     ) -> list[Message]:
         try:
-            recalled = memory.recall(
-                query,
-                scopes=[scope] if scope else None,
-                kinds=[kind] if kind else None,
+            recalled = await turns.run(
+                functools.partial(
+                    memory.recall,
+                    query,
+                    scopes=[scope] if scope else None,
+                    kinds=[kind] if kind else None,
+                )
             )
         except MemcommitError as exc:
             raise _refused(exc) from exc
@@ -130,7 +137,7 @@ def add_prompts(server: MCPServer, memory: AgentMemory) -> None:
         memory_id: Annotated[str, Field(description="The memory's id.")],
     ) -> list[Message]:
         try:
-            fields: dict[str, Any] = memory.memory(memory_id)
+            fields: dict[str, Any] = await turns.run(functools.partial(memory.memory, memory_id))
         except MemcommitError as exc:
             raise _refused(exc) from exc
         resource = TextResourceContents(

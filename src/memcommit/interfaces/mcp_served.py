@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -113,7 +114,8 @@ class Gate:
         if scheme.lower() != "bearer" or not token.strip():
             await _challenge(request, invalid=False)(scope, receive, send)
             return
-        holder = self.tokens.check(token.strip())
+        # a store read: off the loop every tenant's requests are answered on
+        holder = await anyio.to_thread.run_sync(self.tokens.check, token.strip())
         if holder is None:
             await _challenge(request, invalid=True)(scope, receive, send)
             return

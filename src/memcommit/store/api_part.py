@@ -18,13 +18,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def reading(fn: F) -> F:
-    """Run a read under the store's lock (a commit in another thread is never half seen)."""
+    """Run a read in its turn (`Core.reading`: a commit in another thread is never half seen)."""
 
     @functools.wraps(fn)
     def wrapper(self: ApiPart, *args: Any, **kwargs: Any) -> Any:
-        core = self._core
-        with core.lock:
-            core.check_open()
+        with self._core.reading():
             return fn(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

@@ -1,7 +1,7 @@
 """The machinery one store and all its tenant views share: backend, lock, clock, open commit.
 
 `Store` and `TenantView` are thin API objects over one `Core`: every read takes
-its lock, every commit runs through `transaction`, and reads by commit or time
+its turn (`reading`), every commit runs through `transaction`, and reads by commit or time
 resolve through `seq`. Nothing outside the store package uses it.
 """
 
@@ -76,6 +76,25 @@ class Core:
             if not self.closed:
                 self.closed = True
                 self.backend.close()
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """A read's turn. Where the backend reads beside another thread's open commit
+        without seeing it (PostgreSQL, on pooled connections), no wait: a commit held up
+        (a tenant's lock, a purge's rewrite) stalls no other thread's reads. Else under
+        the store's lock (SQLite's one connection would show a commit half made)."""
+        if not self.backend.reads_beside_commits:
+            with self.lock:
+                self.check_open()
+                yield
+            return
+        self.check_open()
+        try:
+            yield
+        except Exception as exc:
+            if self.closed:  # closed by another thread while this read ran
+                raise StoreClosed("the store was closed while this read ran") from exc
+            raise
 
     def check_open(self) -> None:
         if self.closed:
@@ -367,10 +386,9 @@ class Core:
         return self.backend.commits(seqs=[seq], changes=False)[0][0].time
 
     def tip(self) -> tuple[int, str] | None:
-        """(seq, id) of the newest commit, without reading its changes (under the lock, as
+        """(seq, id) of the newest commit, without reading its changes (a read's turn, as
         every read: SQLite's one connection must not run it beside a scrub's checkpoint)."""
-        with self.lock:
-            self.check_open()
+        with self.reading():
             return self.backend.tip()
 
 

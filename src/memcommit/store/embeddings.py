@@ -29,12 +29,11 @@ if TYPE_CHECKING:
 
 
 class Core(Protocol):
-    """What embedding needs of `memcommit.store.core.Core`: its backend, lock and writes."""
+    """What embedding needs of `memcommit.store.core.Core`: its backend, reads and writes."""
 
     backend: Backend
-    lock: Any  # an RLock
 
-    def check_open(self) -> None: ...
+    def reading(self) -> AbstractContextManager[None]: ...
 
     def writing(self) -> AbstractContextManager[Backend]: ...
 
@@ -108,8 +107,7 @@ def name_of(
     name = v.text("embedder", spec)
     if configured is not None and name == configured.name:
         return name
-    with core.lock:
-        core.check_open()
+    with core.reading():
         held = core.backend.vector_dims(name, tenant=tenant) is not None
     if held:
         return name
@@ -202,8 +200,7 @@ def fill(
     v.count("limit", limit)
     if progress is not None and not callable(progress):
         raise InvalidInput("progress", progress, "must be a callable(done, total) or None")
-    with core.lock:
-        core.check_open()
+    with core.reading():
         check_dims(core.backend, embedder)
         total = core.backend.count_unembedded(embedder.name, tenant=tenant)
     if limit is not None:
@@ -214,8 +211,7 @@ def fill(
     if progress is not None:
         progress(0, total)
     while done < total:
-        with core.lock:
-            core.check_open()
+        with core.reading():
             page = core.backend.unembedded(
                 embedder.name, tenant=tenant, after=after, limit=min(batch_size, total - done)
             )
@@ -228,7 +224,7 @@ def fill(
         after = page[-1][0]
         if progress is not None:
             progress(done, total)
-    with core.lock:
+    with core.reading():
         remaining = core.backend.count_unembedded(embedder.name, tenant=tenant)
     return EmbedReport(embedder.name, written, done - written, remaining, embedding, writing)
 
@@ -249,8 +245,7 @@ def stored(
     v.count("limit", limit)
     if after is not None:
         v.text("after", after)
-    with core.lock:
-        core.check_open()
+    with core.reading():
         dims = core.backend.vector_dims(name, tenant=tenant)  # never another tenant's size
         rows = core.backend.vectors(name, tenant, ids=wanted, after=after, limit=limit)
     size = dims or 0

@@ -204,8 +204,7 @@ class Store(StoreApi):
     def tenants(self, *, as_of: CommitRef | None = None) -> list[str]:
         """Tenants that have at least one memory, sorted."""
         core = self._core
-        with core.lock:
-            core.check_open()
+        with core.reading():
             return core.backend.tenants(core.seq(as_of))
 
     def check(self, *, full: bool = False) -> CheckReport:
@@ -215,8 +214,7 @@ class Store(StoreApi):
         ``integrity_check`` instead of ``quick_check``).
         """
         v.flag("full", full)
-        with self._core.lock:
-            self._core.check_open()
+        with self._core.reading():
             return CheckReport(tuple(self._core.backend.check(full=full)))
 
     def verify(
@@ -238,8 +236,7 @@ class Store(StoreApi):
         are not seen. ``progress(done, total)`` is told as rows are checked.
         See docs/verification.md.
         """
-        with self._core.lock:
-            self._core.check_open()
+        with self._core.reading():
             if self._core.in_my_commit():
                 raise InvalidInput("verify", "inside a commit", "runs outside a commit")
             return verification.verify(
@@ -252,8 +249,7 @@ class Store(StoreApi):
         Hand it back as ``verify(expect=w)`` later: a store rolled back behind
         it, or rewritten from it on, fails.
         """
-        with self._core.lock:
-            self._core.check_open()
+        with self._core.reading():
             return verification.witness(self._core.backend)
 
     def scrub(self, tenants: str | Iterable[str] | None = None) -> bool:
@@ -286,8 +282,7 @@ class Store(StoreApi):
         so no other store has it, and a copy (export, migrate) keeps it.
         """
         v.count("seq", seq, optional=False)
-        with self._core.lock:
-            self._core.check_open()
+        with self._core.reading():
             found = self._core.backend.commits(seqs=[seq], changes=False)
         return found[0][0].id if found else None
 
@@ -299,8 +294,7 @@ class Store(StoreApi):
         """
         v.count("after", after, optional=False)
         v.count("upto", upto, optional=False)
-        with self._core.lock:
-            self._core.check_open()
+        with self._core.reading():
             found = self._core.backend.commits(after=after, upto=upto, newest_first=False)
         return [
             (tenant, change)

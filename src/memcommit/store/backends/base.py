@@ -133,6 +133,9 @@ class Backend(Protocol):
 
     #: Where the store is, for messages and ``repr``: a path, or a URL without its password.
     target: str
+    #: Whether a thread's reads run beside another thread's open commit without seeing it
+    #: (each on a connection of its own): then they need not wait for it (`Core.reading`).
+    reads_beside_commits: bool
 
     def begin(self) -> None:
         """Start the write transaction of one commit and take the writers' lock."""

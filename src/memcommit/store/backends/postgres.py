@@ -78,6 +78,7 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
 
     dialect = POSTGRES
     checks = CHECKS
+    reads_beside_commits = True  # on pooled connections (`_run`)
 
     def __init__(
         self,
