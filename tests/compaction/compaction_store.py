@@ -1,9 +1,12 @@
-"""Helpers for compaction tests over a real store: traces written through commits, dumps."""
+"""Helpers for compaction tests over a real store: traces written through commits, dumps,
+and what still shows a text."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from typing import Any
+
+from memcommit.recall import recall
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -45,3 +48,13 @@ def dump(store: Any) -> dict[str, Any]:
 
 def later(minutes: int) -> datetime:
     return T0 + timedelta(minutes=minutes)
+
+
+def showing(store: Any, text: str, *, tenant: str, now: datetime) -> list[str]:
+    """Ids of the memories that still show ``text`` through find, get or recall."""
+    found = store.find(tenant=tenant, live=False)
+    fetched = [store.get(m.id) for m in found]
+    recalled = [row.memory for row in recall(store, text, tenant=tenant, now=now).rows]
+    return sorted(
+        {m.id for m in (*found, *fetched, *recalled) if text in f"{m.content}{m.metadata}{m.tags}"}
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from compaction_store import T0, add_trace, dump, later
+from compaction_store import T0, add_trace, dump, later, showing
 
 import memcommit
 from memcommit.compaction import (
@@ -198,6 +198,67 @@ def test_a_step_purged_after_reading_leaves_its_trace_alone(store) -> None:
     (summary,) = Compactor(store).compact(now=later(5)).summaries
     assert "first: step 2" not in summary.content
     assert "first: step 3" in summary.content
+
+
+@pytest.mark.parametrize("change", ["purged", "rewritten"])
+def test_an_archived_step_changed_by_another_writer_leaves_its_trace_alone(
+    make_store, change
+) -> None:
+    """A step the compaction would not move (already archived) is checked all the same:
+    a summary landing after another writer's purge would bring the purged text back."""
+    store, other = make_store("mem.db"), make_store("mem.db")
+    secret = "card 4111-1111-1111-1111"
+    trace_id = add_trace(store, "Onboard the customer", lines=["sent the mail", secret])
+    step = store.trace(trace_id).steps[1].id
+    with store.commit(message="evicted earlier", now=later(1)) as tx:
+        tx.archive(step)
+
+    def meddling(trace):
+        with other.commit(message="another writer", now=later(2)) as tx:
+            if change == "purged":
+                tx.purge(step)
+            else:
+                tx.update(step, content="card on file")
+        return outline(trace)
+
+    result = Compactor(store, summarizer=meddling).compact(now=later(3))
+    assert result.traces == () and result.commits == ()
+    assert [e.trace_id for e in result.errors] == [trace_id]
+    assert result.errors[0].error.startswith("changed meanwhile")
+    assert store.find(kinds=["summary"], live=False) == []
+    assert showing(store, secret, tenant="default", now=later(4)) == []
+    (summary,) = Compactor(store).compact(now=later(5)).summaries  # next time it compacts
+    assert "sent the mail" in summary.content and secret not in summary.content
+
+
+class ListedBeforeRead:
+    """A store whose trace listing and the read of the traces' memories are two reads,
+    with ``between`` run in the gap: another writer landing a commit there."""
+
+    def __init__(self, store, between) -> None:
+        self.store, self.between = store, between
+
+    def traces(self, **kwargs):
+        listed = self.store.traces(**kwargs)
+        self.between()
+        return [self.store.trace(t.id) for t in listed]
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+
+def test_a_trace_compacted_between_its_listing_and_its_read_is_not_compacted_again(
+    make_store,
+) -> None:
+    """Two compactors at once: the second lists the trace unmarked, the first compacts it,
+    and the second then reads its root marked, at a version that stays current."""
+    store, other = make_store("mem.db"), make_store("mem.db")
+    trace_id = add_trace(store, "Rotate the keys")
+    racing = ListedBeforeRead(store, lambda: Compactor(other).compact(now=later(1)))
+    result = Compactor(racing).compact(now=later(2))
+    assert result.traces == () and result.errors == ()
+    (summary,) = store.find(kinds=["summary"], live=False)
+    assert store.trace(trace_id).root.metadata[COMPACTED_INTO] == summary.id
 
 
 @pytest.mark.parametrize(

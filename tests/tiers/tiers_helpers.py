@@ -1,8 +1,9 @@
-"""Small shared pieces for the tiers tests: traces and candidates."""
+"""Small shared pieces for the tiers tests: traces, candidates, and what still shows a text."""
 
 from __future__ import annotations
 
 from memcommit.model import Memory
+from memcommit.recall import recall
 from memcommit.tiers import Candidate
 from memcommit.tiers.traces import with_loops, with_scans, zipf
 
@@ -38,3 +39,13 @@ def cand(
     first = last if first is None else first
     memory = Memory(id=id, content=id, kind=kind, importance=importance, created_at=created_at)
     return Candidate(memory, "short", "active", uses, first, last, tick, entered)
+
+
+def showing(store, text: str, *, tenant: str, now) -> list[str]:
+    """Ids of the memories that still show ``text`` through find, get or recall."""
+    found = store.find(tenant=tenant, live=False)
+    fetched = [store.get(m.id) for m in found]
+    recalled = [row.memory for row in recall(store, text, tenant=tenant, now=now).rows]
+    return sorted(
+        {m.id for m in (*found, *fetched, *recalled) if text in f"{m.content}{m.metadata}{m.tags}"}
+    )

@@ -6,7 +6,9 @@ archives the steps, and marks the root as compacted and archives it too (the
 summary holds its task: recall packs the summary, not both); history and as-of
 reads before that commit still show the trace as it was. The
 summaries are made before their commit opens, so a summarizer that fails leaves
-its trace untouched and is reported, while the other traces still compact.
+its trace untouched and is reported, while the other traces still compact; so
+does a trace another writer changed or purged a memory of meanwhile (the commit
+checks each memory a summary carries is still as it was read).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from memcommit.compaction.policies import DONE, FinishedTraces, Partition, Polic
 from memcommit.compaction.summary import MAX_BYTES, UnusableSummary, summarize, summarizer_name
 from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
 from memcommit.model import LIVE_TIERS, Commit, Memory, Trace
-from memcommit.store import Transaction, ViewLike
+from memcommit.store import Transaction, ViewLike, validate
 
 #: Metadata key on a compacted trace's root: the id of the summary made from it.
 COMPACTED_INTO = "compacted_into"
@@ -96,6 +98,12 @@ class _Plan:
         return {self.trace.root.id, *(s.id for s in self.trace.steps)}
 
 
+def _compactable(root: Memory) -> bool:
+    """Whether a trace whose root reads as ``root`` may be compacted: neither purged nor
+    already marked as compacted."""
+    return root.status != "purged" and COMPACTED_INTO not in root.metadata
+
+
 class _Held(Mapping[Partition, int]):
     """Records held outside the archive per (tenant, scope), counted on first use only."""
 
@@ -137,6 +145,11 @@ class Compactor:
         key: Callable[[Trace], str | None] | None = None,
         author: str = "compactor",
     ) -> None:
+        if not all(callable(getattr(store, name, None)) for name in ("commit", "find", "traces")):
+            raise InvalidInput("store", store, "must be a memcommit store or tenant view")
+        if key is not None and not callable(key):
+            raise InvalidInput("key", key, "must be a callable Trace -> str or None")
+        validate.text("author", author)  # checked now, not at the first commit (a trace's error)
         policy = policy if policy is not None else FinishedTraces()
         if not isinstance(policy, Policy):
             raise InvalidInput("policy", policy, "must have select(traces, now, held)")
@@ -171,13 +184,16 @@ class Compactor:
         """Traces not compacted yet (open ones too) whose root can still be marked.
 
         The store leaves out compacted traces itself (their roots carry the
-        mark), so a run reads only the traces it may still compact.
+        mark), so a run reads only the traces it may still compact. It lists
+        them before it reads their memories: a root read marked was compacted by
+        another writer in between, and is left out too (the commit then checks
+        that the root is still as read, so the trace is compacted once).
         """
         out: list[Trace] = []
         after = None
         while True:
             page = self.store.traces(unmarked=COMPACTED_INTO, after=after, limit=_PAGE)
-            out += [t for t in page if t.root.status != "purged"]
+            out += [t for t in page if _compactable(t.root)]
             if len(page) < _PAGE:
                 return out
             after = page[-1].id
@@ -271,8 +287,9 @@ class Compactor:
         moved: list[str] = []
         message = f"compact {len(plans)} trace{'s' if len(plans) != 1 else ''}"
         with commit_at_or_after(self.store, message=message, author=self.author, now=now) as tx:
-            # one read checks that every memory read for the plans is still current
-            tx.read([m for plan in plans for m in (plan.trace.root, *plan.trace.steps)])
+            # one read checks that every memory a summary carries is still as it was read:
+            # one purged or changed meanwhile raises, and `compact` drops its trace
+            tx.read_unchanged([m for plan in plans for m in (plan.trace.root, *plan.trace.steps)])
             for i, plan in enumerate(plans, 1):
                 summary, steps = self._write(tx, plan)
                 summaries.append(summary)
@@ -298,6 +315,8 @@ class Compactor:
             isinstance(batch, bool) or not isinstance(batch, int) or batch < 1
         ):
             raise InvalidInput("batch", batch, "must be a positive int or None")
+        if progress is not None and not callable(progress):
+            raise InvalidInput("progress", progress, "must be callable as progress(done, total)")
         self._now(now)  # checked before anything is read
         with gcpause.paused():
             pending = self.select(now)
@@ -342,9 +361,9 @@ class Compactor:
     ) -> list[_Plan]:
         """The plans left when a memory of one trace changed under us (another writer).
 
-        A root that moved on, or a root or step purged or gone since it was read,
-        leaves that trace alone (reported) and the rest is tried again; any other
-        failure is not ours to hide.
+        A root or step changed, purged or gone since it was read leaves that trace
+        alone (reported; its summary would carry text that no longer stands) and
+        the rest is tried again; any other failure is not ours to hide.
         """
         culprit = getattr(exc, "memory_id", None) or getattr(exc, "value", None)
         lost = next((p for p in chunk if culprit in p.ids), None)
@@ -419,6 +438,8 @@ class Compactor:
         """
         if by not in ("task", "key"):
             raise InvalidInput("by", by, "must be either 'task' or 'key'")
+        if task is not None and not isinstance(task, str):  # any length: a task is a root's text
+            raise InvalidInput("task", task, "must be a task's text (a string) or None")
         self._now(now)  # checked before anything is read
         errors: list[TraceError] = []
         planned = []

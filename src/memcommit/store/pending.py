@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from memcommit import inputs
-from memcommit.errors import InvalidInput, NotFound, Purged
+from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
 from memcommit.model import Commit, Memory
 from memcommit.store import validate as v
 from memcommit.store.backends.base import Backend, Batch, MemoryQuery, TraceRow
@@ -250,6 +250,25 @@ class Buffer:
         result is a sequence whose Memory values are made as they are looked at.
         """
         return Versions([self._latest[i] for i in self._load(items)])
+
+    def read_unchanged(self, memories: Iterable[Memory]) -> Sequence[Memory]:
+        """`read` for memories a commit builds on as they were read (outside the commit).
+
+        A summary written from them must carry only text that still stands: the
+        version of each that was current before this commit must be the one
+        given. Purged names the first one another writer purged since it was
+        read, Conflict the first one changed otherwise; all are read in one query.
+        """
+        given = list(memories)
+        ids = self._load(given)
+        for m in given:
+            fields = self._latest[m.id]
+            current = self._base.get(m.id, fields["version"])
+            if current != m.version:
+                if fields["status"] == "purged":
+                    raise Purged(m.id)
+                raise Conflict(m.id, m.version, current)
+        return Versions([self._latest[i] for i in ids])
 
     def _load(self, items: Iterable[str | Memory]) -> list[str]:
         """The ids of ``items``, each with its newest version in the buffer (see `read`)."""

@@ -1,9 +1,10 @@
 """Which memories were derived from which, as recorded in their metadata.
 
-A summary keeps the ids it was built from: the Compactor (and its merges) under
-``metadata["provenance"]["built_from"]``, TieredMemory's consolidation under
-``metadata["consolidated"]``. Purge follows these links so that no summary keeps
-the text of a memory that had to go.
+A summary keeps the ids it was built from under ``metadata["provenance"]["built_from"]``:
+every memory whose text it carries (the Compactor's, its merges' and TieredMemory's
+consolidations', which summarize a segment's whole trace). A consolidation also lists
+the mid-term members it replaced under ``metadata["consolidated"]``. Purge follows
+these links so that no summary keeps the text of a memory that had to go.
 """
 
 from __future__ import annotations

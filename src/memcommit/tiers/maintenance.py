@@ -4,7 +4,7 @@ A ``Maintenance`` lives for one call and holds that call's time and result.
 Each step lands one commit by "tiers" per tenant it moves memories of. The
 steps decide at the call's ``now`` (what still holds, how hot a segment is);
 their commits are dated ``stamp`` (the caller's now, or the triggering commit's
-time), or later by the store's clock when another writer got there first.
+time), or the newest commit's time when a later commit landed first.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 from memcommit.commit_time import landed
 from memcommit.compaction.summary import UnusableSummary, summarize, summarizer_name
-from memcommit.errors import InvalidInput
-from memcommit.model import Memory
+from memcommit.errors import Conflict, InvalidInput, NotFound, Purged
+from memcommit.model import Memory, Trace
 from memcommit.tiers.cache import evictable
 from memcommit.tiers.partitions import long_term
 from memcommit.tiers.promotion import Never
@@ -184,43 +184,62 @@ class Maintenance:
                 },
             )
 
-    def _summary(self, seg: Segment, first: Memory) -> tuple[str, dict[str, Any]]:
-        """The segment's summary through the compactor's path: (readable content, metadata)."""
-        io = self.setup.io(first.tenant)
-        trace = io.trace(seg.id) if first.trace_id == seg.id else seg.as_trace()
+    def _source(self, seg: Segment, first: Memory) -> Trace:
+        """What the segment's summary is made from: its whole trace (the root and every
+        step, in mid-term or not) when the segment is part of one, else its members."""
+        if first.trace_id == seg.id:
+            return self.setup.io(first.tenant).trace(seg.id)
+        return seg.as_trace()
+
+    def _summary(self, seg: Segment, trace: Trace) -> tuple[str, dict[str, Any]]:
+        """The segment's summary of ``trace`` through the compactor's path: (content, metadata).
+
+        Like a compaction's, its ``provenance`` lists in ``built_from`` every memory
+        whose text the summarizer was given, so purging any of them purges the
+        summary too; ``consolidated`` lists the mid-term members it replaces.
+        """
+        io = self.setup.io(seg.tenant)
         summarizer = self.setup.summarizer
         content, data = summarize(
             functools.partial(summarizer, trace),
             content_bytes=getattr(io, "max_content_bytes", None),
         )
-        ids = sorted(m.id for m in seg.memories)
+        carried = [trace.root, *trace.steps]
         return content, {
             "summary": data,
             "summarizer": summarizer_name(summarizer),
-            "consolidated": ids,
+            "consolidated": sorted(m.id for m in seg.memories),
             "segment": seg.id,
+            "provenance": {
+                "built_from": [m.id for m in carried],
+                "versions": {m.id: m.version for m in carried},
+            },
         }
 
     def _consolidate(self, seg: Segment) -> bool:
         """Summarize one segment into a long-term summary and archive its memories.
 
-        A summarizer that raises, or whose summary cannot be stored, leaves the
-        segment in mid-term: the failure is reported, never raised. Whether it went.
+        A summarizer that raises, a summary that cannot be stored, or a memory the
+        summary carries that another writer changed or purged since it was read (the
+        summary would keep text that had to go) leaves the segment in mid-term: the
+        failure is reported, never raised. Whether it went.
         """
         first = seg.memories[0]
         tenant = first.tenant
         io = self.setup.io(tenant)
         ids = sorted(m.id for m in seg.memories)
         delta = TierStats()
-        counts = delta.of((tenant, first.scope))
         try:
-            content, metadata = self._summary(seg, first)
+            trace = self._source(seg, first)
+            content, metadata = self._summary(seg, trace)
             with tiers_commit(
                 io,
                 f"maintain: consolidated segment {seg.id} ({named(ids)}, heat "
                 f"{seg.heat(self.now):.2f}, the coldest) into one summary; archived its memories",
                 self.stamp,
             ) as tx:
+                # the members as chosen, and everything summarized, still as they were read
+                tx.read_unchanged([*seg.memories, trace.root, *trace.steps])
                 try:
                     tx.add(
                         content,
@@ -235,16 +254,24 @@ class Maintenance:
                     raise UnusableSummary(f"the summary cannot be stored: {exc}") from exc
                 for i in ids:
                     tx.archive(i)
-                counts.consolidations += 1
+                delta.of((tenant, first.scope)).consolidations += 1
                 add_stored(io, delta, tenant)
         except UnusableSummary as exc:
-            self.result.errors.append(ConsolidationError(seg.id, tenant, str(exc)))
-            counts.consolidation_errors += 1
-            io.record_uses([], state={(NAMESPACE, KEY): increment(delta, tenant)})
-            return False
+            return self._failed(seg, str(exc))
+        except (Conflict, Purged, NotFound) as exc:
+            return self._failed(seg, f"changed meanwhile: {exc}")
         self.result.commits.append(landed(tx))
         self.result.consolidated.append(seg.id)
         return True
+
+    def _failed(self, seg: Segment, reason: str) -> bool:
+        """Report a segment left in mid-term, and count it in the stats; False (it stayed)."""
+        tenant = seg.tenant
+        self.result.errors.append(ConsolidationError(seg.id, tenant, reason))
+        delta = TierStats()
+        delta.of((tenant, seg.memories[0].scope)).consolidation_errors += 1
+        self.setup.io(tenant).record_uses([], state={(NAMESPACE, KEY): increment(delta, tenant)})
+        return False
 
     def _trim_long(self) -> None:
         setup, parts, now = self.setup, self.parts, self.now

@@ -17,8 +17,8 @@ The ``now`` of a call decides what still holds and how hot a segment is, and
 dates its commits (the store's clock does when it is not given); maintenance
 run after a commit runs at that commit's time. With several writers on one
 store, another one may land a later commit first: the commit is then dated by
-the store's clock, never earlier than the newest commit, so a commit that landed
-is never reported as failed.
+the newest commit's time (`commit_time.commit_at_or_after`), so a commit that
+landed is never reported as failed and the same calls give the same history.
 """
 
 from __future__ import annotations

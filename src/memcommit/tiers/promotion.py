@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from memcommit.errors import InvalidInput
+from memcommit.tiers import inputs
 from memcommit.tiers.candidate import Candidate
 from memcommit.tiers.policies.base import check_promotion
 
@@ -44,12 +45,12 @@ class ImportanceAtLeast:
 
 
 class KindIn:
-    """Promote memories of the given kinds."""
+    """Promote memories of the given kinds (at least one, each a kind the store knows)."""
 
     def __init__(self, kinds: Iterable[str]) -> None:
         if isinstance(kinds, str):
             raise InvalidInput("kinds", kinds, "must be a list of kinds, not one string")
-        self.kinds = frozenset(kinds)
+        self.kinds = inputs.kinds("kinds", kinds)
 
     def select(
         self, candidates: Sequence[Candidate], now: datetime | None = None

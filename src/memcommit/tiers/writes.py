@@ -5,7 +5,7 @@ work (touching or maintaining, in this thread or task), the commits it and its
 compactor land do not start another maintenance. That is a context variable,
 not an attribute, so two threads sharing one TieredMemory never see each
 other's call. Commits are dated by ``commit_at_or_after``: the call's time, or
-the store's clock when another writer has already landed a later commit.
+the newest commit's time when a later commit has landed already.
 """
 
 from __future__ import annotations

@@ -50,15 +50,18 @@ def restore_snapshot(
 
 
 def holds_only(store: StoreLike, tenant: str, handed: Handed) -> bool:
-    """Whether the tenant's memories are the ones ``handed`` wrote (it created the tenant).
+    """Whether the tenant's documents are the ones ``handed`` wrote (it created the tenant).
 
     Each of them is a current memory of the tenant, so counting the tenant's
-    (one query on its rows) tells whether there are others.
+    (one query on its rows) tells whether there are others. The count leaves
+    purged tombstones out, as the index does: so does the count of the handed
+    ones (the current version of each, the last written).
     """
     if handed.seq == 1:
         return True
     held = sum(store.tenant(tenant).tier_counts().values())
-    return held == len({memory.id for memory in handed.memories})
+    current = {memory.id: memory for memory in handed.memories}
+    return held == sum(1 for memory in current.values() if indexable(memory))
 
 
 def put_versions(index: TenantIndex, memories: list[Memory]) -> bool:

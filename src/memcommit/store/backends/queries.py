@@ -160,8 +160,13 @@ def versions_sql(d: Dialect, ids: Sequence[str]) -> tuple[str, list[Any]]:
 def tier_counts_sql(
     d: Dialect, *, tiers: Sequence[str] | None, tenant: str | None, always: bool | None
 ) -> tuple[str, list[Any]]:
-    """The SELECT of ``Backend.tier_counts``: current versions by (tier, tenant, scope)."""
-    where = ["end_seq IS NULL"]
+    """The SELECT of ``Backend.tier_counts``: current versions by (tier, tenant, scope).
+
+    A purged memory's tombstone is left out: it holds nothing and takes no room,
+    and counting it kept a partition of live memories within capacity looking
+    over it, so every touch and read of working memory maintained it again.
+    """
+    where = ["end_seq IS NULL", "status <> 'purged'"]
     params: list[Any] = []
     if tiers is not None:
         where.append(d.in_("tier", tiers, params) if tiers else d.false)

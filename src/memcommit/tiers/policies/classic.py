@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from datetime import datetime
 
+from memcommit.tiers import inputs
 from memcommit.tiers.candidate import Candidate
 
 
@@ -236,11 +237,13 @@ class TwoQueue(_Queued):
     A1in holds max(1, ⌊0.25·c⌋) before it gives up its oldest to A1out (a ghost
     list of ⌊0.5·c⌋ ids); a hit in A1in does not promote; a miss found in A1out
     goes to Am. (libCacheSim sizes A1in ⌊0.25·c⌋, which caches nothing below c=4.)
+    ``in_ratio`` (a share of the cache, 0 to 1) and ``out_ratio`` (a finite
+    multiple of it, at least 0) set those two sizes.
     """
 
     def __init__(self, in_ratio: float = 0.25, out_ratio: float = 0.5) -> None:
-        self.in_ratio = in_ratio
-        self.out_ratio = out_ratio
+        self.in_ratio = inputs.number("in_ratio", in_ratio, most=1.0)
+        self.out_ratio = inputs.number("out_ratio", out_ratio)
         super().__init__()
 
     def _reset(self) -> None:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Hashable
 from typing import Any
 
-from memcommit.errors import InvalidInput
+from memcommit.tiers import inputs
 from memcommit.tiers.candidate import Candidate, frequency_level
 from memcommit.tiers.policies.ranked import Ranked
 
@@ -21,9 +21,7 @@ class Forgetting(Ranked):
     """
 
     def __init__(self, scale: float = 64.0) -> None:
-        if not isinstance(scale, (int, float)) or not scale > 0:
-            raise InvalidInput("scale", scale, "must be a number above 0")
-        self.scale = float(scale)
+        self.scale = inputs.number("scale", scale, above_zero=True)
 
     def strength(self, candidate: Candidate) -> float:
         """S, in ticks."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from memcommit.errors import InvalidInput
 from memcommit.model import KINDS
+from memcommit.tiers import inputs
 from memcommit.tiers.candidate import Candidate, frequency_level
 from memcommit.tiers.policies.ranked import Ranked
 
@@ -33,17 +34,11 @@ class Learned(Ranked):
     both_ends = True  # a negative weight on recency would make the newest score lowest
 
     def __init__(self, learning_rate: float = 0.1, window: int | None = None) -> None:
-        if (
-            isinstance(learning_rate, bool)
-            or not isinstance(learning_rate, (int, float))
-            or not (learning_rate > 0)
-        ):
-            raise InvalidInput("learning_rate", learning_rate, "must be a number above 0")
+        self.learning_rate = inputs.number("learning_rate", learning_rate, above_zero=True)
         if window is not None and (
             isinstance(window, bool) or not isinstance(window, int) or window < 1
         ):
             raise InvalidInput("window", window, "must be an integer of at least 1, or None")
-        self.learning_rate = float(learning_rate)
         self.window = window
         self.weights = [*_PRIOR, *([0.0] * (len(KINDS) + 1))]
         self.examples = 0

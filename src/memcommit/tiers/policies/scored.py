@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from memcommit.errors import InvalidInput
+from memcommit.tiers import inputs
 from memcommit.tiers.candidate import Candidate, frequency_level
 from memcommit.tiers.policies.ranked import Ranked
 
@@ -21,16 +21,9 @@ class Scored(Ranked):
     def __init__(
         self, recency: float = 1.0, importance: float = 1.0, frequency: float = 0.5
     ) -> None:
-        for name, value in (
-            ("recency", recency),
-            ("importance", importance),
-            ("frequency", frequency),
-        ):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise InvalidInput(name, value, "must be a number of at least 0")
-        self.recency = float(recency)
-        self.importance = float(importance)
-        self.frequency = float(frequency)
+        self.recency = inputs.number("recency", recency)
+        self.importance = inputs.number("importance", importance)
+        self.frequency = inputs.number("frequency", frequency)
 
     def context(self, candidates: Iterable[Candidate]) -> tuple[int, int, int]:
         """Least and most recent tick, and the highest frequency level."""

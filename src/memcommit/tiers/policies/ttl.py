@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memcommit.errors import InvalidInput
+from memcommit.tiers import inputs
 from memcommit.tiers.candidate import Candidate
 from memcommit.tiers.policies.base import check_eviction, notify
 from memcommit.tiers.policies.classic import LRU
@@ -16,13 +17,15 @@ class TTL:
     """Memories past their kind's time to live go first (oldest expiry first), then the fallback's.
 
     Age is measured from the memory's ``created_at`` to the injected ``now``;
-    kinds without a TTL never expire. The fallback (LRU by default) is told of
-    every use, eviction and page-in too.
+    kinds without a TTL never expire, and ``ttl`` may name only kinds the store
+    knows (`memcommit.model.KINDS`: any other would never expire). The fallback
+    (LRU by default) is told of every use, eviction and page-in too.
     """
 
     def __init__(self, ttl: Mapping[str, timedelta], fallback: Any = None) -> None:
         if not isinstance(ttl, Mapping):
             raise InvalidInput("ttl", ttl, "must be a mapping of kind to timedelta")
+        inputs.kinds("ttl", ttl, required=False)
         for kind, life in ttl.items():
             if not isinstance(life, timedelta) or life <= timedelta(0):
                 raise InvalidInput(f"ttl[{kind!r}]", life, "must be a timedelta above zero")
