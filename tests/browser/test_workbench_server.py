@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import http.client
 import json
-from urllib.parse import urlsplit
 
 import pytest
+from workbench_helpers import get
 
 from memcommit.workbench import BankSource, make_server
-
-
-def get(url: str, path: str, method: str = "GET", host: str | None = None):
-    """One raw request (no client-side path normalization); returns (status, headers, body)."""
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
-    try:
-        headers = {} if host is None else {"Host": host}
-        conn.request(method, path, headers=headers)
-        response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
-    finally:
-        conn.close()
 
 
 def test_binds_loopback_by_default() -> None:

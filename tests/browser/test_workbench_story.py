@@ -260,7 +260,7 @@ def test_errors_are_plain_words_and_clear_the_old_result(calm) -> None:
     assert "Selected" not in visible_text(calm, "#current-panel")
     set_value(calm, "Context word budget", -1)
     assert error.inner_text() == (
-        "Context word budget must be between 0 and 10000000 (you entered “-1”)."
+        "Context word budget must be between 0 and 20000 (you entered “-1”)."
     )
     assert "=" not in error.inner_text() and "'" not in error.inner_text()
     set_value(calm, "Context word budget", 11)

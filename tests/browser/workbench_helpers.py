@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.client
 import threading
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 from memcommit.workbench import WorkbenchServer
 
@@ -31,3 +33,16 @@ def open_page(pg, url: str) -> None:
 def settle(pg) -> None:
     """Wait until the newest recompute has come back and been drawn."""
     pg.wait_for_function("() => document.body.dataset.busy !== '1'")
+
+
+def get(url: str, path: str, method: str = "GET", host: str | None = None):
+    """One raw request (no client-side path normalization); returns (status, headers, body)."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        headers = {} if host is None else {"Host": host}
+        conn.request(method, path, headers=headers)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 import webbrowser
 
 import click
@@ -9,7 +11,7 @@ import click
 import memcommit
 from memcommit.cli.app import EMBEDDER_ENV, handle_errors, main
 from memcommit.errors import InvalidInput
-from memcommit.workbench.server import LOCAL_HOSTS, make_server
+from memcommit.workbench.server import LOCAL_HOSTS, WorkbenchServer, make_server
 from memcommit.workbench.source import BankSource, StoreSource, WorkbenchSource
 
 #: The page's port: one beside the MCP server's HTTP port, so both can run at once.
@@ -50,6 +52,7 @@ def open_source(target: str | None, embedder: str | None = None) -> WorkbenchSou
 )
 @click.option(
     "--port",
+    type=click.IntRange(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
     help="Port to bind; 0 picks a free one (memcommit mcp --http takes 8765).",
@@ -67,7 +70,8 @@ def workbench(
     """Open the retrieval workbench: every record recall() selected or left out, and why.
 
     Without --store it shows the teaching bank (ten synthetic records). With
-    --store it reads a real store; it never writes to it.
+    --store it reads a real store; it never writes to it, nor beside a SQLite
+    file (recall's indexes of it stay in memory).
 
     Example:
 
@@ -80,9 +84,10 @@ def workbench(
         )
     source = open_source(store_target, embedder)
     try:
-        server = make_server(source, host, port)
-    except OSError as exc:
-        raise InvalidInput("port", port, f"cannot bind {host}:{port} ({exc.strerror})") from None
+        server = bind(source, host, port)
+    except BaseException:
+        source.close()
+        raise
     click.echo(f"memcommit workbench on {server.url} (Ctrl-C stops it)")
     if not no_open:
         webbrowser.open(server.url)
@@ -93,3 +98,19 @@ def workbench(
     finally:
         server.server_close()
         source.close()
+
+
+def bind(source: WorkbenchSource, host: str, port: int) -> WorkbenchServer:
+    """The server on ``host:port``; an InvalidInput naming the option at fault if it cannot bind.
+
+    An address that does not resolve, or is not this machine's, is the host's
+    fault; a port in use or reserved is the port's.
+    """
+    try:
+        return make_server(source, host, port)
+    except socket.gaierror as exc:
+        raise InvalidInput("host", host, f"cannot resolve it ({exc.strerror})") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise InvalidInput("host", host, "is not an address of this machine") from None
+        raise InvalidInput("port", port, f"cannot bind {host}:{port} ({exc.strerror})") from None

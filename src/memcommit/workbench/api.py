@@ -9,6 +9,7 @@ defaults, so it shows the recall an agent gets.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -37,6 +38,14 @@ DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 500
 MAX_NUMBER = 10_000_000
 MAX_QUERY = 2000
+#: The largest word budget and record count one recall of the page may ask for: the page
+#: draws what recall selects, so these bound its answer (docs/workbench.md, "Bounds").
+MAX_BUDGET = 20_000
+MAX_RECORDS = 1_000
+
+#: A whole number as the page's fields take it: ASCII digits (``int()`` also reads
+#: "١٠" and "10_000", which nobody means to type into a number field).
+WHOLE = re.compile(r"[-+]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,7 @@ class TypedPool:
     words: int
     entries: int
     kinds: tuple[str, ...] | None
+    text: str = ""  # as the user typed it, which an error about it quotes
 
 
 @dataclass(frozen=True)
@@ -105,20 +115,34 @@ class RecallRequest:
         return tuple(k for k in chosen if k in self.kinds)
 
 
-def recall_pools(request: RecallRequest) -> list[poolsplit.Pool] | None:
+def recall_pools(request: RecallRequest) -> tuple[poolsplit.Pool, ...] | None:
     """The typed pools as poolsplit pools (word caps under a word budget); None for one pool."""
     if not request.pools:
         return None
-    return [poolsplit.Pool(p.name, p.words, p.entries, p.kinds) for p in request.pools]
+    return tuple(poolsplit.Pool(p.name, p.words, p.entries, p.kinds) for p in request.pools)
 
 
 def recall_options(request: RecallRequest, *, session: str | None, now: datetime) -> RecallOptions:
     """The `RecallOptions` a page's request stands for (a word budget; ages at ``now``).
 
     ``explain`` stays off: the selection is ready at once, and rows are built
-    only for the page the table asks for.
+    only for the page the table asks for. recall's own refusal of the pools
+    (more words than the budget, ...) quotes them as the user typed them.
     """
     hours = request.max_age_hours
+    try:
+        return options_of(request, session, now, hours)
+    except InvalidInput as exc:
+        if exc.field != "pools":
+            raise
+        typed = " ".join(pool.text for pool in request.pools)
+        raise InvalidInput("pools", typed, exc.reason) from None
+
+
+def options_of(
+    request: RecallRequest, session: str | None, now: datetime, hours: int | None
+) -> RecallOptions:
+    """`recall_options` before its errors are put in the page's words."""
     return RecallOptions(
         tenant=request.tenant,
         kinds=request.kind_filter(),
@@ -172,32 +196,42 @@ def flag(params: Mapping[str, Sequence[str]], field: str, default: bool) -> bool
     raise InvalidInput(field, value, "must be 1 or 0 (true or false)")
 
 
+def whole(field: str, raw: str, low: int, high: int) -> int:
+    """``raw`` as a whole number in ``[low, high]``, written in ASCII digits."""
+    if not WHOLE.fullmatch(raw):
+        raise InvalidInput(field, raw, "must be a whole number")
+    value = int(raw)
+    if not low <= value <= high:
+        raise InvalidInput(field, raw, f"must be between {low} and {high}")
+    return value
+
+
 def integer(
     params: Mapping[str, Sequence[str]],
     field: str,
-    default: int | None,
+    default: int,
     *,
     low: int = 0,
     high: int = MAX_NUMBER,
-    blank_is_none: bool = False,
+) -> int:
+    """A whole number in ``[low, high]``."""
+    return whole(field, one(params, field, str(default)).strip(), low, high)
+
+
+def optional_integer(
+    params: Mapping[str, Sequence[str]], field: str, default: int | None
 ) -> int | None:
-    """A whole number in ``[low, high]``; a blank value is None when allowed."""
+    """A whole number in ``[0, MAX_NUMBER]``, or None when blank."""
     raw = one(params, field, "" if default is None else str(default)).strip()
-    if raw == "" and blank_is_none:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidInput(field, raw, "must be a whole number") from None
-    if not low <= value <= high:
-        raise InvalidInput(field, value, f"must be between {low} and {high}")
-    return value
+    return None if raw == "" else whole(field, raw, 0, MAX_NUMBER)
 
 
 def fraction(params: Mapping[str, Sequence[str]], field: str, default: float) -> float:
     """A number between 0 and 1 inclusive."""
     raw = one(params, field, str(default)).strip()
     try:
+        if not raw.isascii() or "_" in raw:  # (float() reads other digits, and "1_0")
+            raise ValueError(raw)
         value = float(raw)
     except ValueError:
         raise InvalidInput(field, raw, "must be a number between 0 and 1") from None
@@ -230,12 +264,8 @@ def pools(params: Mapping[str, Sequence[str]]) -> tuple[TypedPool, ...]:
         bits = part.split(":")
         if len(bits) not in (3, 4) or not bits[0]:
             raise InvalidInput("pools", part, "write each pool as name:words:entries[:kind,kind]")
-        try:
-            words, entries = int(bits[1]), int(bits[2])
-        except ValueError:
-            raise InvalidInput("pools", part, "words and entries must be whole numbers") from None
-        if words < 0 or entries < 0:
-            raise InvalidInput("pools", part, "words and entries must not be negative")
+        words = pool_number(part, "words", bits[1], MAX_BUDGET)
+        entries = pool_number(part, "entries", bits[2], MAX_RECORDS)
         kinds = None
         if len(bits) == 4:
             kinds = tuple(k for k in bits[3].split(",") if k)
@@ -246,8 +276,16 @@ def pools(params: Mapping[str, Sequence[str]]) -> tuple[TypedPool, ...]:
                     )
         if any(spec.name == bits[0] for spec in specs):
             raise InvalidInput("pools", bits[0], "pool names must be unique")
-        specs.append(TypedPool(bits[0], words, entries, kinds))
+        specs.append(TypedPool(bits[0], words, entries, kinds, part))
     return tuple(specs)
+
+
+def pool_number(part: str, name: str, raw: str, high: int) -> int:
+    """The ``name`` number of one typed pool; an error quotes the pool as typed."""
+    try:
+        return whole("pools", raw, 0, high)
+    except InvalidInput as exc:
+        raise InvalidInput("pools", part, f"{name} {exc.reason}") from None
 
 
 def parse_bank(
@@ -306,11 +344,11 @@ def common(
         "tenant": choice(params, "tenant", list(tenants), defaults.tenant),
         "store": choice(params, "store", STORE_CHOICES, defaults.store),
         "previous": flag(params, "previous", defaults.previous),
-        "max_age_hours": integer(params, "max_age", defaults.max_age, blank_is_none=True),
+        "max_age_hours": optional_integer(params, "max_age", defaults.max_age),
         "latest": flag(params, "latest", defaults.latest),
         "recency": fraction(params, "recency", defaults.recency),
-        "budget": integer(params, "budget", defaults.budget),
-        "max_records": integer(params, "max_records", defaults.max_records),
+        "budget": integer(params, "budget", defaults.budget, high=MAX_BUDGET),
+        "max_records": integer(params, "max_records", defaults.max_records, high=MAX_RECORDS),
         "offset": integer(params, "offset", 0),
         "limit": integer(params, "limit", DEFAULT_PAGE_SIZE, low=1, high=MAX_PAGE_SIZE),
         "outcome": choice(params, "outcome", OUTCOMES, "all"),

@@ -21,9 +21,16 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from memcommit.errors import InvalidInput, MemcommitError, NotFound
+from memcommit.workbench.results import ResultGone
 from memcommit.workbench.source import WorkbenchSource
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+#: The names a browser on this machine puts in the Host header of a loopback page.
+LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+#: The port a URL leaves out: on it, browsers send the Host header without one.
+HTTP_PORT = 80
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -63,19 +70,22 @@ class WorkbenchServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else host
+        host, port = str(self.server_address[0]), self.server_address[1]
+        shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/"
 
     def allowed_host(self, header: str | None) -> bool:
-        """Refuse foreign Host headers on a loopback bind (DNS rebinding)."""
-        host = self.server_address[0]
-        if host not in LOCAL_HOSTS:
+        """Refuse foreign Host headers on a loopback bind (DNS rebinding).
+
+        On port 80 a browser sends the name alone (``Host: 127.0.0.1``).
+        """
+        if str(self.server_address[0]) not in LOCAL_HOSTS:
             return True
-        if header is None:
-            return False
         port = self.server_address[1]
-        return header in {f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]")}
+        allowed = {f"{name}:{port}" for name in LOCAL_NAMES}
+        if port == HTTP_PORT:
+            allowed.update(LOCAL_NAMES)
+        return header in allowed
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -94,9 +104,11 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(head=True)
 
     def refuse_method(self) -> None:
-        self.send_json(
+        self.send_error_json(
             HTTPStatus.METHOD_NOT_ALLOWED,
-            {"error": {"field": "method", "value": self.command, "message": "only GET"}},
+            "method",
+            self.command,
+            "only GET and HEAD are answered",
             extra={"Allow": "GET, HEAD"},
         )
 
@@ -104,16 +116,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, *, head: bool) -> None:
         if not self.server.allowed_host(self.headers.get("Host")):
-            self.send_json(
-                HTTPStatus.BAD_REQUEST,
-                {
-                    "error": {
-                        "field": "host",
-                        "value": self.headers.get("Host"),
-                        "message": "unknown host",
-                    }
-                },
-                head=head,
+            reason = "is not this machine's loopback address"
+            self.send_error_json(
+                HTTPStatus.BAD_REQUEST, "host", self.headers.get("Host"), reason, head=head
             )
             return
         parts = urlsplit(self.path)
@@ -130,11 +135,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_not_found(path, head)
 
     def send_not_found(self, path: str, head: bool) -> None:
-        self.send_json(
-            HTTPStatus.NOT_FOUND,
-            {"error": {"field": "path", "value": path, "message": "not found"}},
-            head=head,
-        )
+        self.send_error_json(HTTPStatus.NOT_FOUND, "path", path, "not found", head=head)
 
     def send_static(self, name: str, *, head: bool) -> None:
         found = self.server.static.get(name)
@@ -160,30 +161,42 @@ class Handler(BaseHTTPRequestHandler):
         try:
             payload = handler(params)
         except (InvalidInput, NotFound) as exc:
-            error = {
-                "field": exc.field,
-                "value": None if exc.value is None else str(exc.value),
-                "reason": getattr(exc, "reason", "not found"),
-                "message": str(exc),
-            }
-            self.send_json(HTTPStatus.BAD_REQUEST, {"error": error}, head=head)
+            status = HTTPStatus.CONFLICT if isinstance(exc, ResultGone) else HTTPStatus.BAD_REQUEST
+            reason = getattr(exc, "reason", "not found")
+            self.send_error_json(status, exc.field, exc.value, reason, str(exc), head=head)
             return
         except MemcommitError as exc:
-            self.send_json(
-                HTTPStatus.INTERNAL_SERVER_ERROR,
-                {"error": {"field": getattr(exc, "field", None), "message": str(exc)}},
-                head=head,
+            field = getattr(exc, "field", None)
+            reason = getattr(exc, "reason", str(exc))
+            self.send_error_json(
+                HTTPStatus.INTERNAL_SERVER_ERROR, field, None, reason, str(exc), head=head
             )
             return
         except Exception as exc:  # a bug: keep serving, say so on the page and the terminal
             traceback.print_exc(file=sys.stderr)
-            self.send_json(
-                HTTPStatus.INTERNAL_SERVER_ERROR,
-                {"error": {"field": None, "message": f"internal error: {exc!r}"}},
-                head=head,
-            )
+            reason = f"internal error: {exc!r}"
+            self.send_error_json(HTTPStatus.INTERNAL_SERVER_ERROR, None, None, reason, head=head)
             return
         self.send_json(HTTPStatus.OK, payload, head=head)
+
+    def send_error_json(
+        self,
+        status: HTTPStatus,
+        field: str | None,
+        value: Any,
+        reason: str,
+        message: str | None = None,
+        *,
+        head: bool = False,
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        """The documented error body: ``field``, ``value`` (as text), the bare ``reason``,
+        and ``message`` (default: ``field='value': reason``, or the reason alone)."""
+        shown = None if value is None else str(value)
+        if message is None:
+            message = reason if field is None else f"{field}={shown!r}: {reason}"
+        error = {"field": field, "value": shown, "reason": reason, "message": message}
+        self.send_json(status, {"error": error}, head=head, extra=extra)
 
     def send_json(
         self,

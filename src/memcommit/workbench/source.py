@@ -9,10 +9,10 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any, Protocol
 
 from memcommit.errors import InvalidInput
@@ -28,10 +28,12 @@ from memcommit.workbench.api import (
     RecallRequest,
     choice,
     integer,
+    one,
     parse_bank,
     parse_live,
     recall_options,
 )
+from memcommit.workbench.results import Computed, Follower, ResultGone, Results
 from memcommit.workbench.view import (
     ExplainedTable,
     RowTable,
@@ -43,6 +45,11 @@ from memcommit.workbench.view import (
 )
 
 Params = Mapping[str, Sequence[str]]
+
+#: Why a page of the table is refused: it names a recall result no longer held.
+RESULT_GONE = (
+    "the store changed (or newer results replaced this one) since it was recalled; recall again"
+)
 
 #: Where the page starts over the bank: the first walkthrough with room for both procedures.
 BANK_DEFAULTS = Defaults(
@@ -79,10 +86,13 @@ def run_recall(
     return recall(store, request.query, recall_options(request, session=session, now=now))
 
 
-def config_json(mode: str, tenants: Sequence[Mapping[str, str]], defaults: Defaults) -> dict:
-    """What the page needs to draw its controls."""
+def config_json(
+    mode: str, tenants: Sequence[Mapping[str, str]], defaults: Defaults, seq: int
+) -> dict[str, Any]:
+    """What the page needs to draw its controls, and the newest commit they reflect."""
     return {
         "mode": mode,
+        "seq": seq,
         "tenants": list(tenants),
         "defaults": asdict(defaults),
         "kinds": list(KINDS),
@@ -91,23 +101,14 @@ def config_json(mode: str, tenants: Sequence[Mapping[str, str]], defaults: Defau
     }
 
 
-@dataclass
-class Computed:
-    """One recall() and, once the table asked, its table."""
-
-    context: Any
-    now: datetime
-    recall_ms: float
-    table: Table | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
 class RecallSource(ABC):
-    """Runs recall() for the page and keeps the last few Contexts, so paging never recomputes.
+    """Runs recall() for the page and keeps its results, so paging never recomputes.
 
-    One lock serializes recall() and the cache. The table (counts over every
-    memory, then a page of rows) runs under its Context's own lock instead: a
-    new selection never waits for an older table. Both only read.
+    recall() runs one at a time (``recalling``); nothing else waits for it: the
+    kept results, the log and the tier counts are read under `Results`' own
+    short lock, and the table (counts over every memory, then a page of rows)
+    under its result's lock. Everything kept for a tenant goes when a commit
+    changes that tenant (`Follower`). All of it only reads.
     """
 
     mode = "bank"
@@ -115,27 +116,18 @@ class RecallSource(ABC):
 
     def __init__(self, store: StoreLike) -> None:
         self.store = store
-        self.cache: OrderedDict[RecallRequest, Computed] = OrderedDict()
-        self.lock = threading.RLock()
-        self.tenants = list(store.tenants())
-        self.seen = store.tip
-        # recall() follows the store's commits; so does everything cached here.
-        self.unsubscribe = store.on_commit(self.forget)
+        self.results = Results(self.CACHE_SIZE)
+        self.follower = Follower(store, self.results)
+        self.recalling = threading.Lock()
 
-    def forget(self, commit: Any = None) -> None:
-        """Drop cached Contexts and tenants: a commit landed."""
-        with self.lock:
-            self.cache.clear()
-            self.tenants = list(self.store.tenants())
-            self.seen = self.store.tip
+    @property
+    def tenants(self) -> list[str]:
+        """The store's tenants as of the last commit followed."""
+        return self.follower.tenants
 
     def follow(self) -> None:
-        """`forget` when another process or host committed since (``on_commit`` hears only
-        this Store's commits), or a commit seen was lost and its seq taken again: a cached
-        Context must not show what a purge erased."""
-        with self.lock:
-            if self.store.tip != self.seen:
-                self.forget()
+        """Catch up with the commits landed since the last request (`Follower.follow`)."""
+        self.follower.follow()
 
     @abstractmethod
     def config(self, params: Params) -> dict[str, Any]:
@@ -163,57 +155,74 @@ class RecallSource(ABC):
         return ExplainedTable(context.explanation)
 
     def computed(self, request: RecallRequest) -> Computed:
-        with self.lock:
-            return self._computed(request)
-
-    def _computed(self, request: RecallRequest) -> Computed:
-        key = replace(request, offset=0, limit=DEFAULT_PAGE_SIZE, outcome="all")
-        found = self.cache.get(key)
+        """The kept result of ``request``'s recall, else recall() run now (and kept)."""
+        key = result_key(request)
+        found = self.results.get(request.tenant, key)
         if found is not None:
-            self.cache.move_to_end(key)
             return found
-        now = self.now()
-        started = time.perf_counter()
-        context = run_recall(self.store, request, session=self.session(request), now=now)
-        found = Computed(context, now, (time.perf_counter() - started) * 1000)
-        self.cache[key] = found
-        while len(self.cache) > self.CACHE_SIZE:
-            self.cache.popitem(last=False)
+        with self.recalling:
+            found = self.results.get(request.tenant, key)  # (asked meanwhile)
+            if found is not None:
+                return found
+            epoch = self.results.epoch(request.tenant)
+            seq = self.follower.seen[0]
+            now = self.now()
+            started = time.perf_counter()
+            context = run_recall(self.store, request, session=self.session(request), now=now)
+            elapsed = (time.perf_counter() - started) * 1000
+            found = Computed(context, now, elapsed, seq, self.results.next_id(seq))
+        self.results.keep(request.tenant, key, found, epoch)
+        return found
+
+    def held(self, request: RecallRequest, result: str) -> Computed:
+        """The result ``result`` of ``request``, still held; else `ResultGone`."""
+        found = self.results.get(request.tenant, result_key(request))
+        if found is None or found.result != result:
+            raise ResultGone("result", result, RESULT_GONE)
         return found
 
     def recall(self, params: Params) -> dict[str, Any]:
-        with self.lock:
-            self.follow()
-            request = self.parse(params)
+        self.follow()
+        request = self.parse(params)
         done = self.computed(request)
-        return selection_json(
+        body = selection_json(
             done.context,
             done.now,
             self.labels(),
             elapsed_ms=done.recall_ms,
             supporting=self.supporting(request),
         )
+        return {**body, "result": done.result, "seq": self.seq}
 
     def rows(self, params: Params) -> dict[str, Any]:
-        with self.lock:
-            self.follow()
-            request = self.parse(params)
-        done = self.computed(request)
+        """A page of the table; with ``result``, of that recall result or `ResultGone`."""
+        self.follow()
+        request = self.parse(params)
+        result = one(params, "result", "")
+        done = self.held(request, result) if result else self.computed(request)
         started = time.perf_counter()
         with done.lock:
             if done.table is None:
                 done.table = self.table(request, done.context)
             body = rows_json(request, done.table, done.now, self.labels())
         body["elapsed_ms"] = (time.perf_counter() - started) * 1000  # counts and this page
-        return body
+        return {**body, "result": done.result, "seq": self.seq}
 
     def log(self, params: Params) -> dict[str, Any]:
-        with self.lock:
-            return log_json(self.tenant_view(params), params)
+        view = self.tenant_view(params)
+        limit = integer(params, "limit", 50, low=1, high=1000)
+        read = partial(log_json, view, limit)
+        return {**self.results.view(view.name, ("log", limit), read), "seq": self.seq}
 
     def tiers(self, params: Params) -> dict[str, Any]:
-        with self.lock:
-            return tiers_json(self.tenant_view(params))
+        view = self.tenant_view(params)
+        counts = self.results.view(view.name, "tiers", view.tier_counts)
+        return {**tiers_json(view, counts), "seq": self.seq}
+
+    @property
+    def seq(self) -> int:
+        """The newest commit the answers reflect."""
+        return self.follower.seen[0]
 
     def tenant_view(self, params: Params) -> Any:
         """The store restricted to the required ``tenant`` parameter (one the store has)."""
@@ -223,8 +232,7 @@ class RecallSource(ABC):
         return self.store.tenant(choice(params, "tenant", self.tenants))
 
     def close(self) -> None:
-        self.unsubscribe()
-        self.cache.clear()
+        self.results.drop(None)
         self.store.close()
 
 
@@ -241,7 +249,7 @@ class BankSource(RecallSource):
 
     def config(self, params: Params) -> dict[str, Any]:
         tenants = [{"id": t, "label": label} for t, label in bank.TENANTS.items()]
-        out = config_json("bank", tenants, BANK_DEFAULTS)
+        out = config_json("bank", tenants, BANK_DEFAULTS, self.seq)
         out["questions"] = [
             {"id": q.id, "label": q.label, "text": q.text, "supporting": list(q.supporting)}
             for q in bank.QUESTIONS
@@ -262,7 +270,7 @@ class BankSource(RecallSource):
         return bank.TENANTS
 
     def supporting(self, request: RecallRequest) -> tuple[str, ...] | None:
-        return self.questions[request.question].supporting
+        return None if request.question is None else self.questions[request.question].supporting
 
     def table(self, request: RecallRequest, context: Any) -> Table:
         # Every record stays visible: the other tenant's records are listed, never ranked.
@@ -287,7 +295,7 @@ class StoreSource(RecallSource):
     def config(self, params: Params) -> dict[str, Any]:
         self.follow()
         tenants = [{"id": t, "label": t} for t in self.tenants]
-        return config_json("live", tenants, self.defaults())
+        return config_json("live", tenants, self.defaults(), self.seq)
 
     def parse(self, params: Params) -> RecallRequest:
         return parse_live(params, self.tenants, self.defaults())
@@ -296,14 +304,18 @@ class StoreSource(RecallSource):
         return self.clock()
 
 
-def log_json(view: ViewLike, params: Params) -> dict[str, Any]:
+def result_key(request: RecallRequest) -> RecallRequest:
+    """What one recall result stands for: the request without its table page."""
+    return replace(request, offset=0, limit=DEFAULT_PAGE_SIZE, outcome="all")
+
+
+def log_json(view: ViewLike, limit: int) -> dict[str, Any]:
     """The newest commits of one tenant (a store view), read-only.
 
     A view's log holds only the commits that changed its tenant, each with only
-    its own changes.
+    its own changes: it reads them to tell the tenant's commits apart, so
+    counting them costs nothing more.
     """
-    limit = integer(params, "limit", 50, low=1, high=1000)
-    commits = view.log(limit=limit)
     return {
         "commits": [
             {
@@ -314,17 +326,18 @@ def log_json(view: ViewLike, params: Params) -> dict[str, Any]:
                 "message": c.message,
                 "changes": len(c.changes),
             }
-            for c in commits
+            for c in view.log(limit=limit)
         ]
     }
 
 
-def tiers_json(view: TenantViewLike) -> dict[str, Any]:
-    """One tenant's memories per scope and tier, with the tiers' hit counters, read-only."""
+def tiers_json(view: TenantViewLike, counted: Mapping[tuple[str, str, str], int]) -> dict[str, Any]:
+    """One tenant's memories per scope and tier (``counted``: the view's `tier_counts`),
+    with the tiers' hit counters (read each time: they change without a commit)."""
     tenant = view.name
-    counts: dict[tuple[str, str], Counter[str]] = {}
-    for memory in view.find(tiers=TIERS):
-        counts.setdefault((memory.tenant, memory.scope), Counter())[memory.tier] += 1
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for (tier, owner, scope), n in counted.items():
+        counts.setdefault((owner, scope), {})[tier] = n
     stats = TierStats()
     stats.load(view)  # the counters TieredMemory persisted for this tenant, if it ever ran
     partitions = {p: c for p, c in stats.partitions.items() if p[0] == tenant}
@@ -334,7 +347,7 @@ def tiers_json(view: TenantViewLike) -> dict[str, Any]:
         rows.append(
             {
                 "partition": " / ".join(partition),
-                "counts": dict(counts.get(partition, {})),
+                "counts": counts.get(partition, {}),
                 "hits": hits.hits,
                 "warm_hits": hits.warm_hits,
                 "misses": hits.misses,

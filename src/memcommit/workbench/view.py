@@ -63,7 +63,7 @@ def other_tenant_row(memory: Memory) -> Row:
     return Row(memory, "filters", None, None, "excluded", Reason.OTHER_TENANT.value, None, None)
 
 
-def natural_key(row: Row) -> tuple:
+def natural_key(row: Row) -> tuple[int | str, ...]:
     """Sort M2 before M10."""
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", row.memory.id))
 

@@ -69,6 +69,8 @@ const FINAL = 3;
 // What a row's Outcome cell says while a later stage is still to decide it.
 const PROGRESS = ["waiting for the scope filters", "passed the scope filters", "ranked; packing decides"];
 const LIVE_CARDS_PER_LANE = 8;
+// The tray of a live store draws at most this many selected memories; the table lists them all.
+const LIVE_TRAY_CARDS = 50;
 // Short ids as the CLI shows them (memcommit.cli.ids): ids begin with their creation time, so
 // the digits that tell them apart are at the end; at least this many, after an ellipsis.
 const MIN_ID = 7;
@@ -78,8 +80,9 @@ const $ = (id) => document.getElementById(id);
 
 const state = {
   config: null,
-  selection: null, // what recall() selected (fast)
+  selection: null, // what recall() selected (fast); its `result` id keys every page of rows
   rows: null, // one page of every memory explained, with counts over all of them
+  seq: null, // the newest commit of the store the page has seen (tenants, log and tiers)
   request: 0,
   offset: 0,
   baseline: null,
@@ -284,9 +287,10 @@ function questionText(s) {
 // ---------- talking to the server ----------
 
 class ApiError extends Error {
-  constructor(message, field) {
+  constructor(message, field, gone) {
     super(message);
     this.field = field || null;
+    this.gone = Boolean(gone); // a page of rows named a recall result the server no longer holds
   }
 }
 
@@ -316,25 +320,28 @@ async function getJSON(path) {
   }
   if (!response.ok) {
     const e = body.error || {};
-    throw new ApiError(plainError(e), e.field);
+    throw new ApiError(plainError(e), e.field, response.status === 409);
   }
   return body;
 }
 
-async function recompute(rowsOnly) {
+async function recompute(rowsOnly, again) {
   // The selection first (the tray is ready at once), then the explained rows for the table.
+  // Every page of rows names the recall result it belongs to, so the table never mixes two.
   const ticket = ++state.request;
   document.body.dataset.busy = "1";
   const params = new URLSearchParams(settings());
   try {
-    if (!rowsOnly) {
+    if (!rowsOnly || !state.selection) {
       const selection = await getJSON("/api/recall?" + params.toString());
       if (ticket !== state.request) return;
       state.selection = selection;
       state.rows = null;
       state.shownStage = -1;
+      noticeSeq(selection.seq);
       renderResult();
     }
+    params.set("result", state.selection.result);
     params.set("offset", String(state.offset));
     params.set("outcome", $("outcome").value);
     const rows = await getJSON("/api/rows?" + params.toString());
@@ -344,20 +351,49 @@ async function recompute(rowsOnly) {
     state.idle = "";
     markInvalid(null);
     showError(null);
+    showChanged(again ? CHANGED : null);
     renderResult();
   } catch (err) {
     if (ticket !== state.request) return;
     if (!(err instanceof ApiError)) throw err;
+    if (err.gone && !again) {
+      // The store changed since this selection was recalled: recall again, from the first page.
+      state.offset = 0;
+      recompute(false, true);
+      return;
+    }
+    showChanged(null);
     // A failed recompute leaves no stale answer beside its error.
     state.selection = null;
     state.rows = null;
-    state.idle = "No result: fix the highlighted setting.";
-    markInvalid(err.field);
-    showError(err.message);
+    state.idle = err.gone ? STILL_CHANGING : "No result: fix the highlighted setting.";
+    markInvalid(err.gone ? null : err.field);
+    showError(err.gone ? STILL_CHANGING : err.message);
     renderResult();
   } finally {
     if (ticket === state.request) document.body.dataset.busy = "0";
   }
+}
+
+const CHANGED =
+  "The store changed after the last result was recalled, so recall ran again: the tray and " +
+  "the table show the new result, from its first page.";
+
+const STILL_CHANGING =
+  "The store keeps changing: each new result was replaced before its table could be read. " +
+  "Change any setting to recall again.";
+
+function showChanged(message) {
+  const box = $("store-changed");
+  box.hidden = !message;
+  box.textContent = message || "";
+}
+
+function noticeSeq(seq) {
+  // A recall that saw newer commits than the page did: read the tenants, log and tiers again.
+  const moved = state.seq !== null && seq !== state.seq;
+  state.seq = seq;
+  if (moved && state.config.mode === "live") refreshStore();
 }
 
 function showError(message) {
@@ -663,7 +699,8 @@ function renderTray(stage) {
   tray.replaceChildren();
   if (final) {
     const explained = new Map((state.rows ? state.rows.rows : []).map((row) => [row.id, row]));
-    selection.selected_memories.forEach((memory) => {
+    const cap = state.config.mode === "live" ? LIVE_TRAY_CARDS : Infinity;
+    selection.selected_memories.slice(0, cap).forEach((memory) => {
       const item = el("li", "tray-item");
       item.dataset.id = memory.id;
       item.append(idNode("strong", "card-id", memory.id));
@@ -676,6 +713,10 @@ function renderTray(stage) {
     });
     if (selection.selected.length === 0) {
       tray.append(el("li", "empty", "Empty context: nothing passed every stage. The table says why."));
+    }
+    const more = selection.selected_memories.length - cap;
+    if (more > 0) {
+      tray.append(el("li", "more", "… and " + more + " more selected: the table lists them (Show records: Selected)"));
     }
   }
   let note = "The tray is populated at the final stage. No answer is generated: compare the selected source facts yourself.";
@@ -941,6 +982,31 @@ function showLiveViews() {
   loadLiveViews().catch((err) => showError("Could not read the commit log: " + err.message));
 }
 
+function fillTenants(tenants) {
+  // The Active tenant choices, keeping the one chosen.
+  const chosen = $("tenant").value;
+  $("tenant").replaceChildren(
+    ...tenants.map((t) => {
+      const option = el("option", null, t.label);
+      option.value = t.id;
+      return option;
+    }),
+  );
+  if (tenants.some((t) => t.id === chosen)) $("tenant").value = chosen;
+}
+
+async function refreshStore() {
+  // The store moved on: a new tenant appears in the list, the log and tiers are read again.
+  try {
+    const config = await getJSON("/api/config");
+    state.config.tenants = config.tenants;
+    fillTenants(config.tenants);
+  } catch (err) {
+    showError(err.message);
+  }
+  showLiveViews();
+}
+
 function checkboxes(containerId, values, checked) {
   const box = $(containerId);
   values.forEach((value) => {
@@ -989,11 +1055,8 @@ function inputChanged() {
 async function start() {
   state.config = await fetch("/api/config").then((r) => r.json());
   const config = state.config;
-  config.tenants.forEach((t) => {
-    const option = el("option", null, t.label);
-    option.value = t.id;
-    $("tenant").append(option);
-  });
+  state.seq = config.seq;
+  fillTenants(config.tenants);
   if (config.mode === "bank") {
     config.questions.forEach((q) => {
       const option = el("option", null, q.label);
