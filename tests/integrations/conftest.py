@@ -55,6 +55,32 @@ def open_store(request, store_backend, tmp_path):
         store.close()
 
 
+@pytest.fixture
+def before_commit(monkeypatch):
+    """``before_commit(adapter, write)``: ``write()`` runs once, as the adapter's next commit opens.
+
+    A forced interleaving: another writer (a second `Store` on the same target)
+    lands its commit after whatever the adapter read before its own commit, so a
+    write built on that read is stale. The class's ``_commit`` is wrapped (some
+    adapters are pydantic models, which take no new instance attributes) and
+    restored before ``write`` runs, so ``write`` may use the same adapter class.
+    """
+
+    def arrange(adapter, write) -> None:
+        cls = type(adapter)
+        opened = cls._commit
+
+        def commit(self, *args, **kwargs):
+            if self is adapter:
+                monkeypatch.setattr(cls, "_commit", opened)
+                write()
+            return opened(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "_commit", commit)
+
+    return arrange
+
+
 def pytest_collection_modifyitems(config, items):
     """Deselect the upstream tests named in `deselected` (each has its reason there)."""
     keep, drop = [], []

@@ -6,6 +6,7 @@ chronological MemcommitMemory and requires equal results at every step.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -131,6 +132,32 @@ async def test_clear_keeps_history(preferences):
     assert (await preferences.query("Ada")).results == []
     found = preferences.view.find(scopes=["preferences"], live=False)
     assert [m.status for m in found] == ["invalidated"] * 3
+
+
+async def test_scopes_are_the_memorys_to_bind(memory, preferences):
+    """No recall option reaches another name's contents: ``scopes`` is refused, as a tenant is."""
+    await fill(preferences)
+    private = ag.MemcommitMemory(memory, tenant="acme", name="private")
+    await private.add(text("Ada's private diary about tea."))
+    for scopes in (None, ["private"]):
+        with pytest.raises(InvalidInput) as raised:
+            ag.MemcommitMemory(memory, name="x", recall_options={"scopes": scopes})
+        assert raised.value.field == "scopes"
+        with pytest.raises(InvalidInput) as raised:
+            await preferences.query("tea", scopes=scopes)
+        assert raised.value.field == "scopes"
+    with pytest.raises(InvalidInput) as raised:
+        await preferences.query("tea", tenant="globex")
+    assert raised.value.field == "tenant"
+
+
+async def test_clear_invalidates_what_holds_as_its_commit_lands(make_store, before_commit):
+    ours, theirs = (ag.MemcommitMemory(make_store(), name="prefs") for _ in range(2))
+    await ours.add(text("Ada prefers metric units."))
+    before_commit(ours, lambda: asyncio.run(theirs.clear()))
+    await ours.clear()
+    (held,) = ours.view.find(scopes=["prefs"], live=False)
+    assert [v.status for v in ours.view.history(held.id)] == ["active", "invalidated"]
 
 
 async def test_contents_read_back_as_added(memory):

@@ -122,6 +122,38 @@ def test_updates_and_deletes_keep_history_and_search_explains(memory, storage):
     assert storage.count() == 0
 
 
+@pytest.fixture
+def two_writers(make_store):
+    """One tenant through two `Store` objects on one target, as two processes hold it."""
+    ours, theirs = (cr.MemcommitStorage(make_store()) for _ in range(2))
+    ours.save([record("k", "/notes", [1.0, 0.0], metadata={"v": 1})])
+    return ours, theirs
+
+
+def test_a_touch_keeps_an_update_landed_since_it_began(two_writers, before_commit):
+    ours, theirs = two_writers
+    newer = record("k", "/notes", [0.0, 1.0], metadata={"v": 2})
+    before_commit(ours, lambda: theirs.update(newer))
+    ours.touch_records(["k"])
+    touched = theirs.get_record("k")
+    assert (touched.metadata, touched.embedding) == ({"v": 2}, [0.0, 1.0])
+    assert touched.last_accessed != T0
+
+
+def test_a_delete_invalidates_the_records_as_its_commit_finds_them(two_writers, before_commit):
+    ours, theirs = two_writers
+
+    def meanwhile():  # the record is deleted and saved anew under the same id
+        theirs.delete(record_ids=["k"])
+        theirs.save([record("k", "/notes", [0.0, 1.0])])
+
+    before_commit(ours, meanwhile)
+    assert ours.delete(record_ids=["k"]) == 1
+    assert theirs.get_record("k") is None
+    first = min(ours.view.find(key="k", live=False), key=lambda m: m.created_commit)
+    assert [v.status for v in ours.view.history(first.id)] == ["active", "invalidated"]
+
+
 def test_scopes_match_whole_labels_and_literal_characters(storage):
     storage.save(
         [

@@ -264,11 +264,52 @@ async def test_apps_are_tenants_and_users_scopes(memory, service):
         assert found.memories == []
         await service.delete_memory(app_name=app, user_id=user, memory_id=secret.id)
         await service.delete_memory(app_name=app, user_id=user, memory_id="v")
-        ctx = service.recall(app_name=app, user_id=user, query="vault", scopes=None)
-        assert all(row.memory.tenant == app for row in ctx.rows)
+        ctx = service.recall(app_name=app, user_id=user, query="vault")
+        assert ctx.selected == [] and all(row.memory.tenant == app for row in ctx.rows)
     assert memory.tenant("other").find() == []
     found = await service.search_memory(app_name=APP, user_id=USER, query="vault code 4711")
     assert {m.id for m in found.memories} == {secret.id, "v"}
+
+
+def fact(text, id=None):
+    """A direct memory of ``text``, as an agent hands one to ``add_memory``."""
+    return MemoryEntry(id=id, content=types.Content(parts=[types.Part(text=text)]))
+
+
+async def test_scopes_are_the_services_to_bind(memory, service):
+    """No recall option reaches past the user: ``scopes`` is refused, as another tenant is."""
+    await service.add_memory(app_name=APP, user_id="bob", memories=[fact("bob's trains plan")])
+    for scopes in (None, ["bob"]):
+        with pytest.raises(InvalidInput) as raised:
+            adk.MemcommitMemoryService(memory, recall_options={"scopes": scopes})
+        assert raised.value.field == "scopes"
+        with pytest.raises(InvalidInput) as raised:
+            service.recall(app_name=APP, user_id=USER, query="trains", scopes=scopes)
+        assert raised.value.field == "scopes"
+    with pytest.raises(InvalidInput) as raised:
+        service.recall(app_name=APP, user_id=USER, query="trains", tenant="other")
+    assert raised.value.field == "tenant"
+    assert (await service.search_memory(app_name=APP, user_id=USER, query="trains")).memories == []
+
+
+async def test_memories_the_service_did_not_write_never_break_it(memory, service):
+    """Memories of the user's scope with metadata named "adk" that are not the service's own."""
+    await service.add_memory(app_name=APP, user_id=USER, memories=[fact("ada likes trains")])
+    with memory.tenant(APP).commit(message="remember, through MCP") as tx:
+        tx.add("a note on trains", kind="fact", scope=USER, metadata={"adk": {"id": "n1"}})
+        bad = {"text": "trains", "content": {"parts": "no list of parts"}}
+        tx.add("trains, trains", kind="fact", scope=USER, metadata={"adk": bad})
+    found = await service.search_memory(app_name=APP, user_id=USER, query="trains")
+    assert [m.content.parts[0].text for m in found.memories] == ["ada likes trains"]
+    await service.delete_memory(app_name=APP, user_id=USER, memory_id="n1")
+    await service.add_memory(app_name=APP, user_id=USER, memories=[fact("a new note", id="n1")])
+    held = memory.tenant(APP).find(scopes=[USER])
+    assert sorted(m.content for m in held) == [
+        "a new note",
+        "a note on trains",
+        "ada likes trains",
+        "trains, trains",
+    ]
 
 
 async def test_bad_input_is_a_typed_error_and_lands_nothing(memory, service):

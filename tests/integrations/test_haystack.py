@@ -114,6 +114,65 @@ def test_bad_filters_are_typed_errors_naming_the_filter(handbook):
     assert handbook.count_documents() == 3
 
 
+OPS = {"field": "meta.team", "operator": "==", "value": "ops"}
+
+
+@pytest.fixture
+def two_writers(make_store):
+    """The same index through two `Store` objects on one target, as two processes hold it."""
+    ours, theirs = (
+        hs.MemcommitDocumentStore(make_store(), tenant="acme", index="handbook") for _ in range(2)
+    )
+    ours.write_documents(HANDBOOK)
+    return ours, theirs
+
+
+def test_update_by_filter_keeps_a_write_landed_since_its_read(two_writers, before_commit):
+    ours, theirs = two_writers
+    rewritten = Document(id="deploy", content="Deploys run on Wednesdays.", meta={"team": "ops"})
+    moved = Document(id="rollback", content=HANDBOOK[1].content, meta={"team": "office"})
+    before_commit(
+        ours, lambda: theirs.write_documents([rewritten, moved], DuplicatePolicy.OVERWRITE)
+    )
+    assert ours.update_by_filter(OPS, {"reviewed": True}) == 1  # rollback matches no more
+    found = {d.id: (d.content, d.meta) for d in theirs.filter_documents()}
+    assert found["deploy"] == ("Deploys run on Wednesdays.", {"team": "ops", "reviewed": True})
+    assert found["rollback"] == (HANDBOOK[1].content, {"team": "office"})
+
+
+@pytest.mark.parametrize(
+    "delete",
+    [
+        lambda docs: docs.delete_documents(["deploy"]),
+        lambda docs: docs.delete_by_filter({"field": "id", "operator": "==", "value": "deploy"}),
+    ],
+    ids=["delete_documents", "delete_by_filter"],
+)
+def test_a_delete_removes_the_document_as_its_commit_finds_it(two_writers, before_commit, delete):
+    ours, theirs = two_writers
+
+    def meanwhile():  # the document is deleted and written anew under the same id
+        theirs.delete_documents(["deploy"])
+        theirs.write_documents([Document(id="deploy", content="Deploys are paused.")])
+
+    before_commit(ours, meanwhile)
+    delete(ours)
+    assert [d.id for d in theirs.filter_documents()] == ["rollback", "plant"]
+    held = ours.view.find(scopes=["handbook"], key="deploy", live=False)
+    first = min(held, key=lambda m: m.created_commit)  # never invalidated a second time
+    assert [v.status for v in ours.view.history(first.id)] == ["active", "invalidated"]
+
+
+def test_recall_refuses_scopes_the_index_binds(handbook):
+    for scopes in (None, ["wiki"]):
+        with pytest.raises(InvalidInput) as raised:
+            handbook.recall("deploy", scopes=scopes)
+        assert raised.value.field == "scopes"
+        with pytest.raises(InvalidInput) as raised:
+            hs.MemcommitRetriever(handbook, recall_options={"scopes": scopes})
+        assert raised.value.field == "scopes"
+
+
 def test_serialized_store_opens_the_same_documents(tmp_path):
     path = str(tmp_path / "docs.db")
     first = hs.MemcommitDocumentStore(path, tenant="acme", index="handbook")

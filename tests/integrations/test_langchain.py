@@ -127,6 +127,30 @@ def test_vector_store_overwrites_are_versions_and_deletes_keep_history(memory):
     assert versions[-1].status == "invalidated"
 
 
+def test_get_by_ids_returns_each_document_once(memory):
+    """LangChain's contract: fewer documents than ids for duplicated ones; ids are text here."""
+    docs = lc.MemcommitVectorStore(memory)
+    docs.add_texts(["an int id", "a text id"], ids=[5, "x"])
+    found = docs.get_by_ids(["5", "x", 5, "missing", "x"])
+    assert [(d.id, d.page_content) for d in found] == [("5", "an int id"), ("x", "a text id")]
+
+
+def test_delete_removes_the_documents_as_its_commit_finds_them(make_store, before_commit):
+    ours, theirs = (lc.MemcommitVectorStore(make_store()) for _ in range(2))
+    ours.add_texts(["deploys run on Tuesdays"], ids=["deploy"])
+
+    def meanwhile():  # the document is deleted and added anew under the same id
+        theirs.delete(["deploy"])
+        theirs.add_texts(["deploys are paused"], ids=["deploy"])
+
+    before_commit(ours, meanwhile)
+    ours.delete(["deploy"])
+    assert theirs.get_by_ids(["deploy"]) == []
+    held = ours.view.find(scopes=["documents"], key="deploy", live=False)
+    first = min(held, key=lambda m: m.created_commit)  # never invalidated a second time
+    assert [v.status for v in ours.view.history(first.id)] == ["active", "invalidated"]
+
+
 def test_vector_store_similarity_is_recall_score_without_embedding(memory, now):
     docs = lc.MemcommitVectorStore(memory, tenant="acme", clock=lambda: now)
     docs.add_texts(["deploys run on Tuesdays", "the plant needs water"], ids=["a", "b"])

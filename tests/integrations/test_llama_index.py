@@ -10,6 +10,7 @@ against both stores; every answer must be equal. Both memcommit backends.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -146,6 +147,32 @@ async def test_status_is_the_tier_and_deletes_keep_history(chat):
         ("user: two", "short", "invalidated"),
         ("user: three", "short", "active"),
     ]
+
+
+@pytest.mark.parametrize("move", ["archive_oldest_messages", "delete_oldest_messages"])
+async def test_two_calls_at_once_take_the_oldest_then_the_next(make_store, before_commit, move):
+    """Another process's call lands between this call's start and its commit: this one takes
+    the next messages, never the same ones again."""
+    ours, theirs = (li.MemcommitChatStore(make_store()) for _ in range(2))
+    await ours.add_messages("k", [user(f"message {n}") for n in range(1, 5)])
+    taken = []
+    before_commit(ours, lambda: taken.append(asyncio.run(getattr(theirs, move)("k", 2))))
+    mine = await getattr(ours, move)("k", 2)
+    assert [m.content for m in taken[0]] == ["message 1", "message 2"]
+    assert [m.content for m in mine] == ["message 3", "message 4"]
+    assert await ours.get_messages("k") == []
+    archived = 4 if move == "archive_oldest_messages" else 0
+    assert await ours.count_messages("k", ARCHIVED) == archived
+
+
+async def test_a_message_deleted_meanwhile_is_not_deleted_again(make_store, before_commit):
+    ours, theirs = (li.MemcommitChatStore(make_store()) for _ in range(2))
+    await ours.add_messages("k", [user("one"), user("two")])
+    before_commit(ours, lambda: asyncio.run(theirs.delete_message("k", 1)))
+    assert await ours.delete_message("k", 1) is None
+    trace_id = ours.view.state_get("llama-index-chat-keys", "k")
+    steps = [m for m in ours.view.find(trace=trace_id, live=False) if m.step]
+    assert [v.status for v in ours.view.history(steps[0].id)] == ["active", "invalidated"]
 
 
 async def test_tenants_never_see_each_other(memory, chat):

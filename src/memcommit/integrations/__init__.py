@@ -12,12 +12,14 @@
 Each module imports its framework (``pip install "memcommit[langgraph]"`` and so on);
 this package and ``import memcommit`` import none of them, and a module whose
 framework is missing raises `memcommit.errors.MissingExtra` naming the extra.
-`namespaces` and `filters` are the framework-free rules the modules share.
+`namespaces` and `filters` are the framework-free rules the modules share, as are
+`needs`, `opened` and `recall_arguments` below.
 docs/integrations.md has the mapping tables.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,3 +47,22 @@ def opened(
     if isinstance(store, (str, Path)):
         return memcommit.open(store, **dict(options or {})), str(store)
     raise InvalidInput("store", store, "must be a memcommit.Store, a path or a URL")
+
+
+def recall_arguments(options: Mapping[str, Any], *, bound: str) -> dict[str, Any]:
+    """``options`` checked as the recall arguments an adapter passes on to `memcommit.recall`.
+
+    Each must be a `RecallOptions` field, and ``scopes`` is refused: an adapter
+    that recalls from one scope (``bound``: an ADK user, an AutoGen memory's
+    name, a Haystack index) owns that binding as a tenant view owns its tenant,
+    and a ``scopes`` of the caller's would reach other users' memories.
+    """
+    from memcommit.recall import RecallOptions  # the recall layer loads when first used
+
+    fields = {field.name for field in dataclasses.fields(RecallOptions)}
+    for name, value in options.items():
+        if name == "scopes":
+            raise InvalidInput(name, value, f"is bound by the adapter: it recalls {bound} only")
+        if name not in fields:
+            raise InvalidInput(name, value, "is not a memcommit.recall argument")
+    return dict(options)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -49,7 +48,7 @@ except ImportError as exc:
     raise MissingExtra(__name__, "autogen", exc.name) from exc
 
 import memcommit
-from memcommit.integrations import opened
+from memcommit.integrations import opened, recall_arguments
 from memcommit.model import Memory as Stored
 from memcommit.recall import Context, RecallOptions, Row
 from memcommit.recall import recall as run_recall
@@ -57,8 +56,8 @@ from memcommit.recall import recall as run_recall
 #: The metadata key of an added content (as given), and of recall's row on a result.
 MARK = "autogen"
 EXPLAINED = "memcommit"
-#: Keywords `query` passes to `memcommit.recall`.
-_RECALL = frozenset(field.name for field in dataclasses.fields(RecallOptions))
+#: The scope `query` recalls from, which no recall option may change.
+_BOUND = "its own scope (its name)"
 
 
 def _every_memory(memory: Stored, query: Any) -> float:
@@ -85,7 +84,8 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
     (with ``options`` for `memcommit.open`; then `close` closes it, and only then
     can `dump_component` describe it). ``k`` caps the results (None: no cap);
     ``recall_options`` go to every recall (``budget``, ``pools``, ``scorer``,
-    ``recency_weight``, ...); ``explain=False`` leaves results' metadata as added.
+    ``recency_weight``, ...; not ``scopes``: the name is the scope, and
+    InvalidInput says so); ``explain=False`` leaves results' metadata as added.
     """
 
     component_type = "memory"
@@ -110,7 +110,7 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
             raise InvalidInput("k", k, "must be an int >= 0 or None")
         self._store, self._target = opened(store, options)
-        self._recall_options = _checked(dict(recall_options or {}))
+        self._recall_options = recall_arguments(recall_options or {}, bound=_BOUND)
         self._options = dict(options or {})
         self.view = self._store.tenant(tenant)
         if not isinstance(name, str) or not name.strip():
@@ -145,7 +145,7 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
         """The contents recall selects for ``query``, in recall's order (corrections first).
 
         ``kwargs`` are `memcommit.recall` arguments for this call (``max_records``
-        overrides ``k``).
+        overrides ``k``; ``scopes`` is refused, as in ``recall_options``).
         """
         ctx = await asyncio.to_thread(self.recall, _query_text(query), **kwargs)
         return MemoryQueryResult(results=[self._content(row, ctx) for row in self._rows(ctx)])
@@ -183,7 +183,7 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
             "now": None if self.clock is None else self.clock(),
             **({"scorer": _every_memory} if self.chronological else {}),
             **self._recall_options,
-            **_checked(kwargs),
+            **recall_arguments(kwargs, bound=_BOUND),
         }
         return run_recall(self.view, query, RecallOptions(**fields))
 
@@ -232,14 +232,17 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
             tx.add(text, kind=self.kind, scope=self._name, metadata={MARK: stored})
 
     def _clear(self) -> None:
-        self._check_open()
+        """Invalidate the contents that hold, read inside the commit under the writers' lock.
+
+        A content another writer cleared since is not invalidated a second time.
+        """
         now = None if self.clock is None else self.clock()
-        found = self.view.find(scopes=[self._name], live=False)
-        held = [m for m in found if MARK in m.metadata and m.holds(now)]
-        if held:
-            with self._commit(f"autogen: clear {self._name} ({len(held)})") as tx:
-                for memory in held:
-                    tx.invalidate(memory.id)
+        with self._commit(f"autogen: clear {self._name}") as tx:
+            found = self.view.find(scopes=[self._name], live=False)
+            held = [m for m in found if MARK in m.metadata and m.holds(now)]
+            tx.message = f"autogen: clear {self._name} ({len(held)})"
+            for memory in held:
+                tx.invalidate(memory.id)
 
     @staticmethod
     def _rows(ctx: Context) -> list[Row]:
@@ -260,13 +263,6 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
             }
             content.metadata = metadata
         return content
-
-
-def _checked(options: dict[str, Any]) -> dict[str, Any]:
-    for name, value in options.items():
-        if name not in _RECALL:
-            raise InvalidInput(name, value, "is not a memcommit.recall argument")
-    return options
 
 
 def _query_text(query: Any) -> str:

@@ -114,15 +114,20 @@ class MemcommitStorage:
         self.save([record])
 
     def touch_records(self, record_ids: list[str]) -> None:
-        """Set the records' ``last_accessed`` to now, in one commit of new versions."""
+        """Set the records' ``last_accessed`` to now, in one commit of new versions.
+
+        The records are read inside the commit, under the writers' lock: one
+        another writer updated since is touched as that writer left it (its
+        update is never undone), one deleted since stays deleted.
+        """
         ids = _ids("record_ids", record_ids)
         when = _naive(self._now() or datetime.now(timezone.utc)).isoformat()
-        held = self._by_id(ids)
-        if held:
-            with self._commit(f"crewai: touch {len(held)} record(s)") as tx:
-                for memory in held.values():
-                    stored = {**memory.metadata[MARK], "last_accessed": when}
-                    tx.update(memory.id, metadata={MARK: stored})
+        with self._commit("crewai: touch records") as tx:
+            held = self._by_id(ids)
+            tx.message = f"crewai: touch {len(held)} record(s)"
+            for memory in held.values():
+                stored = {**memory.metadata[MARK], "last_accessed": when}
+                tx.update(memory.id, metadata={MARK: stored})
 
     def delete(
         self,
@@ -136,17 +141,20 @@ class MemcommitStorage:
         ids = None if record_ids is None else set(_ids("record_ids", record_ids))
         if older_than is not None and not isinstance(older_than, datetime):
             raise InvalidInput("older_than", older_than, "must be a datetime or None")
-        chosen = [
-            memory
-            for memory, record in self._held(scope_prefix, categories, metadata_filter)
-            if (ids is None or record.id in ids)
-            and (older_than is None or _naive(record.created_at) < _naive(older_than))
-        ]
+
+        def chosen() -> list[Memory]:
+            return [
+                memory
+                for memory, record in self._held(scope_prefix, categories, metadata_filter)
+                if (ids is None or record.id in ids)
+                and (older_than is None or _naive(record.created_at) < _naive(older_than))
+            ]
+
         return self._invalidate(chosen, "delete")
 
     def reset(self, scope_prefix: str | None = None) -> None:
         """Invalidate every record under ``scope_prefix`` (None or "/": all, and the size)."""
-        self._invalidate([memory for memory, _ in self._held(scope_prefix)], "reset")
+        self._invalidate(lambda: [memory for memory, _ in self._held(scope_prefix)], "reset")
         if scope_prefix is None or not str(scope_prefix).strip("/"):
             self.view.state_delete(_DIMENSION, "size")
 
@@ -306,11 +314,17 @@ class MemcommitStorage:
                     held[record_id] = memory
         return held
 
-    def _invalidate(self, memories: list[Memory], verb: str) -> int:
-        if memories:
-            with self._commit(f"crewai: {verb} {len(memories)} record(s)") as tx:
-                for memory in memories:
-                    tx.invalidate(memory.id)
+    def _invalidate(self, pick: Callable[[], list[Memory]], verb: str) -> int:
+        """Invalidate the records ``pick`` reads inside the commit; how many.
+
+        Read under the writers' lock, they are the records that hold as the
+        commit lands: one another writer deleted since is not invalidated again.
+        """
+        with self._commit(f"crewai: {verb} records") as tx:
+            memories = pick()
+            tx.message = f"crewai: {verb} {len(memories)} record(s)"
+            for memory in memories:
+                tx.invalidate(memory.id)
         return len(memories)
 
     def _dimension(self) -> int | None:

@@ -27,7 +27,6 @@ keyword_overlap}`` ranks as ADK's in-memory service does. Needs
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
 import json
 import re
@@ -39,7 +38,7 @@ from typing import Any
 
 import memcommit
 from memcommit.errors import InvalidInput
-from memcommit.integrations import needs, opened
+from memcommit.integrations import marks, needs, opened, recall_arguments
 from memcommit.model import Memory
 from memcommit.recall import Context, RecallOptions, Row
 from memcommit.recall import recall as run_recall
@@ -50,6 +49,7 @@ with needs("google-adk", __name__):  # the framework: a clear error without its 
     from google.adk.memory.memory_entry import MemoryEntry
     from google.adk.sessions.session import Session
     from google.genai import types
+    from pydantic import ValidationError
 
 #: The metadata key of an event or entry, and of recall's row on a result.
 MARK = "adk"
@@ -57,7 +57,11 @@ EXPLAINED = "memcommit"
 #: State namespaces of the tenant: (user, session) -> trace id; (user, event id) deleted.
 _SESSIONS = "adk-sessions"
 _DELETED = "adk-deleted"
-_RECALL = frozenset(field.name for field in dataclasses.fields(RecallOptions))
+#: The scope a search recalls from, which no recall option may change.
+_BOUND = "the user's scope (its user_id)"
+#: The shape of the adapter's mark: an event's step (an ``id``) or an entry (``custom_metadata``).
+_REQUIRED: marks.Shape = {"text": str, "content": Mapping}
+_OPTIONAL: marks.Shape = {"id": str, "author": str, "timestamp": str, "custom_metadata": Mapping}
 
 
 def content_text(content: types.Content | None) -> str:
@@ -103,8 +107,9 @@ class MemcommitMemoryService(BaseMemoryService):
     ``store`` is a `memcommit.Store`, or a path or ``postgresql://`` URL to open
     (with ``options``; then `close` closes it). ``k`` caps a search's entries
     (None: no cap); ``recall_options`` go to every search (``budget``, ``pools``,
-    ``scorer``, ``recency_weight``, ...); ``explain=False`` leaves entries'
-    custom metadata as written.
+    ``scorer``, ``recency_weight``, ...; not ``scopes``: the user is the scope,
+    and InvalidInput says so); ``explain=False`` leaves entries' custom
+    metadata as written.
     """
 
     def __init__(
@@ -120,7 +125,7 @@ class MemcommitMemoryService(BaseMemoryService):
     ) -> None:
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
             raise InvalidInput("k", k, "must be an int >= 0 or None")
-        self._recall_options = _checked(dict(recall_options or {}))
+        self._recall_options = recall_arguments(recall_options or {}, bound=_BOUND)
         self._store, self._target = opened(store, options)
         self.k, self.explain, self.author, self.clock = k, explain, author, clock
 
@@ -172,7 +177,8 @@ class MemcommitMemoryService(BaseMemoryService):
     ) -> SearchMemoryResponse:
         """The user's memories recall selects for ``query``, in recall's order."""
         ctx = await asyncio.to_thread(self.recall, app_name=app_name, user_id=user_id, query=query)
-        return SearchMemoryResponse(memories=[self._entry(row, ctx) for row in _rows(ctx)])
+        entries = (self._entry(row, ctx) for row in _rows(ctx))
+        return SearchMemoryResponse(memories=[entry for entry in entries if entry is not None])
 
     async def delete_memory(
         self, *, app_name: str, user_id: str, memory_id: str | None = None
@@ -190,7 +196,8 @@ class MemcommitMemoryService(BaseMemoryService):
     def recall(self, *, app_name: str, user_id: str, query: str, **kwargs: Any) -> Context:
         """The `memcommit.recall` Context behind `search_memory`: every row, why each was left out.
 
-        ``kwargs`` are recall arguments for this call (``max_records`` overrides ``k``).
+        ``kwargs`` are recall arguments for this call (``max_records`` overrides ``k``;
+        ``scopes`` is refused, as in ``recall_options``).
         """
         view, user = self._place(app_name, user_id)
         if not isinstance(query, str):
@@ -200,7 +207,7 @@ class MemcommitMemoryService(BaseMemoryService):
             "max_records": self.k,
             "now": self._now(),
             **self._recall_options,
-            **_checked(kwargs),
+            **recall_arguments(kwargs, bound=_BOUND),
         }
         return run_recall(view, query, RecallOptions(**fields))
 
@@ -304,9 +311,16 @@ class MemcommitMemoryService(BaseMemoryService):
             if any(m.trace_id is not None for m in chosen):  # an event: never ingested again
                 view.state_set(_DELETED, json.dumps([user, memory_id]), True)
 
-    def _entry(self, row: Row, ctx: Context) -> MemoryEntry:
+    def _entry(self, row: Row, ctx: Context) -> MemoryEntry | None:
+        """The entry a selected row is, or None for a memory this service did not write."""
         memory = row.memory
-        stored = memory.metadata[MARK]
+        stored = _mark(memory)
+        if stored is None:
+            return None
+        try:
+            content = types.Content.model_validate(stored["content"])
+        except ValidationError:  # "adk" metadata of the mark's shape, but no ADK Content
+            return None
         extra = dict(stored.get("custom_metadata") or {})
         if self.explain:
             extra[EXPLAINED] = {
@@ -319,21 +333,37 @@ class MemcommitMemoryService(BaseMemoryService):
             }
         return MemoryEntry(
             id=stored.get("id") or memory.id,
-            content=types.Content.model_validate(stored["content"]),
+            content=content,
             author=stored.get("author"),
             timestamp=stored.get("timestamp"),
             custom_metadata=extra,
         )
 
 
+def _mark(memory: Memory) -> Mapping[str, Any] | None:
+    """``memory``'s ADK fields if it has the shape this service writes, else None.
+
+    Any memory of a user's scope may carry metadata named "adk" (one written
+    through MCP or the API, say): only the adapter's shape makes it an event or
+    an entry, so any other is left out of searches, writes and deletes, and
+    never breaks them.
+    """
+    return marks.mark_of(memory, MARK, key=None, required=_REQUIRED, optional=_OPTIONAL)
+
+
 def _held(view: memcommit.TenantView, user: str) -> list[Memory]:
-    return [m for m in view.find(scopes=[user]) if isinstance(m.metadata.get(MARK), Mapping)]
+    """The user's events and entries that hold (memories the service did not write left out)."""
+    return [m for m in view.find(scopes=[user]) if _mark(m) is not None]
 
 
 def _held_steps(view: memcommit.TenantView, trace_id: str) -> dict[str, Memory]:
     """The trace's event steps that hold, by ADK event id."""
-    steps = view.find(trace=trace_id)
-    return {s.metadata[MARK]["id"]: s for s in steps if s.step and MARK in s.metadata}
+    held = {}
+    for step in view.find(trace=trace_id):
+        mark = _mark(step) if step.step else None
+        if mark is not None and mark.get("id") is not None:
+            held[mark["id"]] = step
+    return held
 
 
 def _said(event: Event, text: str) -> str:
@@ -352,8 +382,7 @@ def _stored(event: Event, text: str) -> dict[str, Any]:
 
 
 def _rows(ctx: Context) -> list[Row]:
-    rows = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
-    return [row for row in rows if isinstance(row.memory.metadata.get(MARK), Mapping)]
+    return ctx.explanation.page(0, len(ctx.selected), outcome="selected")
 
 
 def _events(events: Any) -> list[Event]:
@@ -391,13 +420,6 @@ def _metadata(custom_metadata: Any) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise InvalidInput("custom_metadata", custom_metadata, f"must be JSON: {exc}") from exc
     return dict(custom_metadata)
-
-
-def _checked(options: dict[str, Any]) -> dict[str, Any]:
-    for name, value in options.items():
-        if name not in _RECALL:
-            raise InvalidInput(name, value, "is not a memcommit.recall argument")
-    return options
 
 
 __all__ = ["MemcommitMemoryService", "content_text", "keyword_overlap"]

@@ -42,13 +42,15 @@ except ImportError as exc:
     raise MissingExtra(__name__, "haystack", exc.name) from exc
 
 import memcommit
-from memcommit.integrations import opened
+from memcommit.integrations import opened, recall_arguments
 from memcommit.model import Memory
 from memcommit.recall import Context
 from memcommit.recall import recall as run_recall
 
 #: The metadata key of a memory's document (Haystack's own dict of it).
 MARK = "haystack"
+#: The scope recall reads, which no recall option may change.
+_BOUND = "the index's scope"
 
 
 class InvalidFilter(InvalidInput, FilterError):
@@ -172,33 +174,39 @@ class MemcommitDocumentStore:
 
     def delete_documents(self, document_ids: list[str]) -> None:
         """Invalidate the documents with these ids (history keeps them); unknown ids are ignored."""
-        ids = _listed("document_ids", document_ids)
-        self._invalidate(self._current(dict.fromkeys(map(str, ids))).values(), "delete")
+        ids = dict.fromkeys(map(str, _listed("document_ids", document_ids)))
+        self._invalidate(lambda: self._current(ids).values(), "delete")
 
     # -- what Haystack's stores add beyond the protocol ------------------------------
 
     def delete_all_documents(self) -> None:
         """Invalidate every document of the index, in one commit."""
-        self._invalidate(self._live(), "delete all")
+        self._invalidate(self._live, "delete all")
 
     def delete_by_filter(self, filters: dict[str, Any]) -> int:
         """Invalidate the documents that match ``filters``; how many."""
-        matched = [memory for memory, _ in self._matching(_required(filters))]
-        self._invalidate(matched, "delete by filter")
-        return len(matched)
+        filters = _required(filters)
+        return self._invalidate(
+            lambda: [memory for memory, _ in self._matching(filters)], "delete by filter"
+        )
 
     def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
-        """Merge ``meta`` into the meta of every matching document (a new version each)."""
+        """Merge ``meta`` into the meta of every matching document (a new version each).
+
+        The documents are read and matched inside the commit, under the writers'
+        lock: a document another writer changed since is updated as that writer
+        left it (its write is never undone), and only if it still matches.
+        """
         if not isinstance(meta, Mapping):
             raise InvalidInput("meta", meta, "must be a mapping of metadata fields")
-        matched = self._matching(_required(filters))
-        if not matched:
-            return 0
-        with self._commit(f"haystack: update {len(matched)} document(s) in {self.index}") as tx:
+        filters = _required(filters)
+        with self._commit(f"haystack: update by filter in {self.index}") as tx:
+            matched = self._matching(filters)
+            tx.message = f"haystack: update {len(matched)} document(s) in {self.index}"
             for memory, document in matched:
                 document.meta.update(meta)
                 tx.update(memory.id, metadata={MARK: _stored(document)})
-        return len(matched)
+        return len(matched)  # none matching: the block changed nothing and landed nothing
 
     def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
         """How many documents match ``filters``."""
@@ -279,7 +287,8 @@ class MemcommitDocumentStore:
 
         ``filters`` narrow the documents recall ranks (Haystack's filter language);
         ``top_k`` is recall's ``max_records``; ``recall_options`` go to recall as
-        they are (``budget``, ``pools``, ``scorer``, ``recency_weight``, ...). Each
+        they are (``budget``, ``pools``, ``scorer``, ``recency_weight``, ...), but
+        for ``scopes``, refused (`InvalidInput`): recall reads the index. Each
         document's ``score`` is recall's score of its memory.
         """
         options: dict[str, Any] = {
@@ -287,7 +296,7 @@ class MemcommitDocumentStore:
             "tiers": None,
             "latest_per_key": False,  # the key is the document id, which other indexes may share
             "now": None if self.clock is None else self.clock(),
-            **recall_options,
+            **recall_arguments(recall_options, bound=_BOUND),
         }
         if filters:
             candidates = [memory for memory, _ in self._matching(filters)]
@@ -391,14 +400,19 @@ class MemcommitDocumentStore:
         except FilterError as exc:
             raise InvalidFilter("filters", filters, str(exc)) from exc
 
-    def _invalidate(self, memories: Iterable[Memory], what: str) -> None:
-        memories = list(memories)
-        if memories:
-            with self._commit(
-                f"haystack: {what} {len(memories)} document(s) in {self.index}"
-            ) as tx:
-                for memory in memories:
-                    tx.invalidate(memory.id)
+    def _invalidate(self, pick: Callable[[], Iterable[Memory]], what: str) -> int:
+        """Invalidate the documents ``pick`` reads inside the commit; how many.
+
+        Read under the writers' lock, they are the ones that hold as the commit
+        lands: one another writer deleted (or wrote anew) since is not
+        invalidated a second time, and its new version is the one deleted.
+        """
+        with self._commit(f"haystack: {what} in {self.index}") as tx:
+            memories = list(pick())
+            tx.message = f"haystack: {what} {len(memories)} document(s) in {self.index}"
+            for memory in memories:
+                tx.invalidate(memory.id)
+        return len(memories)
 
 
 _NO_RANGE: dict[str, Any] = {"min": None, "max": None}
@@ -471,7 +485,7 @@ class MemcommitRetriever:
         if not isinstance(document_store, MemcommitDocumentStore):
             raise InvalidInput("document_store", document_store, "must be a MemcommitDocumentStore")
         self.document_store, self.top_k, self.filters = document_store, top_k, filters
-        self.recall_options = dict(recall_options or {})
+        self.recall_options = recall_arguments(recall_options or {}, bound=_BOUND)
 
     @component.output_types(documents=list[Document], context=Context)
     def run(

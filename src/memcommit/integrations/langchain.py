@@ -318,22 +318,33 @@ class MemcommitVectorStore(VectorStore):
         return ids
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
-        """Invalidate the documents (they stay in history); unknown ids are ignored."""
+        """Invalidate the documents (they stay in history); unknown ids are ignored.
+
+        They are read inside the commit, under the writers' lock: a document
+        another writer deleted since is not invalidated again, and one it wrote
+        anew since is the one deleted.
+        """
         if ids is None:
             raise InvalidInput("ids", ids, "name the documents to delete")
-        found = self._current([str(i) for i in ids])
-        if found:
-            with self._commit(f"langchain: delete {len(found)} document(s)") as tx:
-                for memory in found.values():
-                    tx.invalidate(memory.id)
+        with self._commit("langchain: delete documents") as tx:
+            found = self._current([str(i) for i in ids])
+            tx.message = f"langchain: delete {len(found)} document(s)"
+            for memory in found.values():
+                tx.invalidate(memory.id)
         return True
 
     # -- reading -------------------------------------------------------------------
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
-        """The documents that hold now, in the order of ``ids`` (unknown ids left out)."""
-        found = self._current([str(i) for i in ids])
-        return [self._document(found[i]) for i in map(str, ids) if i in found]
+        """The documents that hold now, each once, in the order first asked (unknown ids left out).
+
+        Ids are text, as `add_texts` keeps them (``5`` and ``"5"`` name one
+        document); LangChain's contract (``VectorStore.get_by_ids``) allows fewer
+        documents than ids when ids repeat, so a document never comes twice.
+        """
+        wanted = list(dict.fromkeys(map(str, ids)))
+        found = self._current(wanted)
+        return [self._document(found[i]) for i in wanted if i in found]
 
     def similarity_search(
         self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any

@@ -210,11 +210,18 @@ class MemcommitChatStore(AsyncDBChatStore):
                 if status == MessageStatus.ARCHIVED:
                     tx.archive(step.id)
 
+    # The deletes and the archive read the key's messages inside their commit, under
+    # the writers' lock: what they change is what holds as the commit lands, so two
+    # calls at once take the oldest n and the next n, never the same messages twice.
+    # The message names the key once the read has checked it.
+
     def _delete_one(self, key: str, idx: int) -> ChatMessage | None:
-        wanted = [s for s in self._steps(key, None) if s.step == idx]
-        if not wanted:
-            return None
-        with self._commit(f"llama-index: delete message {idx} of {key}") as tx:
+        """Invalidate message ``idx`` of the key if it holds; it, or None."""
+        with self._commit("llama-index: delete a message") as tx:
+            wanted = [s for s in self._steps(key, None) if s.step == idx]
+            if not wanted:
+                return None  # the block changed nothing: it lands nothing
+            tx.message = f"llama-index: delete message {idx} of {key}"
             tx.invalidate(wanted[0].id)
         return _message(wanted[0])
 
@@ -224,18 +231,20 @@ class MemcommitChatStore(AsyncDBChatStore):
         pick: Callable[[list[Memory]], list[Memory]],
         status: MessageStatus | None,
     ) -> list[Memory]:
-        chosen = pick(self._steps(key, status))
-        if chosen:
-            with self._commit(f"llama-index: delete {len(chosen)} message(s) of {key}") as tx:
-                for step in chosen:
-                    tx.invalidate(step.id)
+        """Invalidate the messages ``pick`` takes of the key's (of ``status``); them."""
+        with self._commit("llama-index: delete messages") as tx:
+            chosen = pick(self._steps(key, status))
+            tx.message = f"llama-index: delete {len(chosen)} message(s) of {key}"
+            for step in chosen:
+                tx.invalidate(step.id)
         return chosen
 
     def _archive(self, key: str, n: int) -> list[Memory]:
-        chosen = self._steps(key, MessageStatus.ACTIVE)[:n]
-        if chosen:
-            with self._commit(f"llama-index: archive {len(chosen)} message(s) of {key}") as tx:
-                tx.archive_many([step.id for step in chosen])
+        """Move the key's oldest ``n`` active messages to the archive tier; them."""
+        with self._commit("llama-index: archive messages") as tx:
+            chosen = self._steps(key, MessageStatus.ACTIVE)[:n]
+            tx.message = f"llama-index: archive {len(chosen)} message(s) of {key}"
+            tx.archive_many([step.id for step in chosen])
         return chosen
 
     def _keys(self) -> list[str]:
