@@ -143,12 +143,18 @@ def test_an_export_reads_one_snapshot_and_stops_no_writer(make_store, store_back
     out = io.StringIO()
     summary = export_jsonl(store, out, progress=progress)
     assert landed == [4, 5]
+    _restored_as_it_began(make_store, summary, out)
+    assert len(store.log()) == 5 and store.verify().ok
+
+
+def _restored_as_it_began(make_store, summary, out: io.StringIO):
+    """The export of the three commits made before it began, imported and verified."""
     assert summary.commits == 3 and summary.versions == 3
     restored = make_store("restored")
     import_jsonl(restored, io.StringIO(out.getvalue()))
     assert [c.message for c in restored.log()] == ["before 2", "before 1", "before 0"]
     assert restored.verify().ok and restored.check().ok
-    assert len(store.log()) == 5 and store.verify().ok
+    return restored
 
 
 def test_the_cli_reference_says_the_trailer_detects_accidents_not_tampering():
@@ -195,11 +201,7 @@ def test_an_export_in_one_thread_and_commits_in_another_share_one_store(make_sto
     summary = export_jsonl(store, out, progress=progress)
     thread.join(10)
     assert landed == [4, 5]
-    assert summary.commits == 3 and summary.versions == 3
-    restored = make_store("restored")
-    import_jsonl(restored, io.StringIO(out.getvalue()))
-    assert [c.message for c in restored.log()] == ["before 2", "before 1", "before 0"]
-    assert restored.verify().ok and restored.check().ok
+    restored = _restored_as_it_began(make_store, summary, out)
     assert restored.get(first.id).content == "memory 0"
     assert store.scrub()  # nothing of the ended export holds the store's rows
     with store.commit(message="after") as tx:

@@ -261,9 +261,14 @@ def test_rows_carried_by_an_index_with_retired_documents_stay_on_their_documents
     assert ranked == _built(path, tmp_path, monkeypatch)
 
 
-def test_the_vector_files_of_a_tenant_named_with_a_newline_are_found(tmp_path):
+def test_the_vector_files_of_a_tenant_named_with_a_newline_are_found(tmp_path, monkeypatch):
     """A vector file is keyed "<tenant>\\n<embedder>": a tenant name holding "\\n" must not
-    split it in the wrong place (its files were never carried: rows read from the store)."""
+    split it in the wrong place (its files were never carried: rows read from the store).
+    Such a name is refused where a tenant is written now; a store written before that
+    check (here: with it turned off), or imported from one, still has them."""
+    from memcommit.store import validate
+
+    monkeypatch.setattr(validate, "tenant_name", lambda name: validate.text("tenant", name))
     tenant = "two\nlines"
     with memcommit.open(tmp_path / "v.db", embedder="hash") as store:
         with store.commit(message="bulk", now=T0) as tx:

@@ -144,3 +144,45 @@ def test_a_view_exposes_no_public_way_to_the_whole_store(store):
         assert getattr(value, "__self__", view) is view, name  # methods are the view's own
     assert not hasattr(view, "store") and not hasattr(view, "backend")
     assert backing_store(view) is store and backing_store(store) is store
+
+
+@pytest.mark.parametrize(
+    "name", [" alpha", "alpha ", "alpha\t", "al\u200bpha", "alpha\u200e", "al\u00a0pha", "a\nb"]
+)
+def test_a_tenant_name_that_prints_as_another_is_refused_where_it_is_written(make_store, name):
+    store = make_store()
+    with store.commit(message="seed") as tx:
+        tx.add("kept", tenant="alpha")
+    with pytest.raises(InvalidInput) as refused, store.commit(message="x") as tx:
+        tx.add("a look-alike", tenant=name)
+    assert refused.value.field == "tenant" and refused.value.value == name
+    with pytest.raises(InvalidInput) as refused, store.tenant(name).commit(message="x") as tx:
+        tx.add("a look-alike")
+    assert refused.value.field == "tenant" and refused.value.value == name
+    assert store.tenants() == ["alpha"] and len(store.log()) == 1
+    assert store.tenant(name).find() == []  # reading any name stays possible
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    written=st.lists(
+        st.tuples(st.text(alphabet="aAb\u00e9\U0001f600/", min_size=1, max_size=3), st.booleans()),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_the_tenants_listed_are_those_with_a_current_memory_in_code_point_order(
+    make_store, written
+):
+    """Names that are prefixes of each other, differ in case, accents or astral characters;
+    a tenant whose only memory was invalidated is still listed (its version is current)."""
+    store = make_store(f"listed-{next(_names)}.db")
+    for tenant, invalidate in written:
+        with store.commit(message="x") as tx:
+            added = tx.add("m", tenant=tenant)
+            if invalidate:
+                tx.invalidate(added.id)
+    assert store.tenants() == sorted({tenant for tenant, _ in written})
+    assert store.tenants(as_of=store.head.seq) == store.tenants()

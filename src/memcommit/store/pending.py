@@ -232,9 +232,10 @@ class Buffer:
         return self._only is None or tenant == self._only
 
     def _tenant_of(self, tenant: Any) -> str:
+        """The tenant a new memory is written to (a view's own, unless named)."""
         if tenant is None:
-            return self._only or "default"
-        checked = v.text("tenant", tenant)
+            return v.tenant_name(self._only or "default")
+        checked = v.tenant_name(tenant)
         if self._only is not None and checked != self._only:
             raise InvalidInput("tenant", checked, f"this view writes only tenant {self._only!r}")
         return checked

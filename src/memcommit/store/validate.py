@@ -63,6 +63,32 @@ def text(name: str, value: Any) -> str:
     return value
 
 
+_plain_tenants: set[str] = set()  # tenant names seen to print as themselves
+
+
+def tenant_name(value: Any) -> str:
+    """A tenant's name where a memory is written to it: text no other name prints as.
+
+    White space at either end, control and invisible characters (a zero-width
+    space, a direction mark, a no-break space) would make a tenant that lists,
+    and shows in the workbench's menu, exactly as another one. Reads take any
+    name `text` takes, so a store written before this check reads as it did.
+    """
+    name = text("tenant", value)
+    if name in _plain_tenants:
+        return name
+    if name != name.strip() or not name.isprintable():
+        raise InvalidInput(
+            "tenant",
+            name,
+            "must not start or end with white space, nor hold control or invisible"
+            " characters: it would print as another tenant's name",
+        )
+    if len(name) <= 64 and len(_plain_tenants) < 10_000:
+        _plain_tenants.add(name)
+    return name
+
+
 def optional_text(name: str, value: Any) -> str | None:
     """None or a non-empty string (session, key, project)."""
     return None if value is None else text(name, value)

@@ -37,6 +37,17 @@ SCRUB_HOLD = 0.02
 #: Page cache per connection, in KiB (SQLite's default is 2 MiB). A commit that writes
 #: new versions beside old ones all over a large file (compaction) rereads fewer pages.
 CACHE_KIB = 64 * 1024
+#: The tenants with a current memory, one probe of ``versions_current`` per tenant (a loose
+#: index scan): SQLite's DISTINCT reads every current memory's index entry instead, half
+#: a second at 100k memories, where this takes a fraction of a millisecond. (PostgreSQL
+#: keeps DISTINCT: there each probe would visit every partition's index.)
+CURRENT_TENANTS = (
+    "WITH RECURSIVE t(tenant) AS ("
+    " SELECT min(tenant) FROM versions WHERE end_seq IS NULL"
+    " UNION ALL SELECT (SELECT min(tenant) FROM versions"
+    " WHERE end_seq IS NULL AND tenant > t.tenant) FROM t WHERE t.tenant IS NOT NULL"
+    ") SELECT tenant FROM t WHERE tenant IS NOT NULL"
+)
 #: The ledger of applied migrations (`migrations.upgrade`).
 LEDGER = (
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
@@ -292,6 +303,11 @@ class SQLiteBackend(Chained, common.SQLBackend):
         if seen != self._tip_at:
             self._tip, self._tip_at = super().tip(), seen
         return self._tip
+
+    def tenants(self, as_of: int | None = None) -> list[str]:
+        if as_of is not None:
+            return super().tenants(as_of)
+        return sorted(tenant for (tenant,) in self._select(CURRENT_TENANTS))
 
     def write(self, batch: Batch) -> None:
         self._written = (batch.commit.seq, batch.commit.id)  # the tip once it commits
