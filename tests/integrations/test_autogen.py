@@ -160,6 +160,41 @@ async def test_clear_invalidates_what_holds_as_its_commit_lands(make_store, befo
     assert [v.status for v in ours.view.history(held.id)] == ["active", "invalidated"]
 
 
+#: Metadata named "autogen" that no MemcommitMemory wrote (as MCP's remember or the API may).
+FOREIGN = [
+    "x",
+    {"text": "Ada drinks tea"},  # no MIME type
+    {"mime_type": "text/plain", "metadata": None},  # no value
+    {"mime_type": "text/plain", "metadata": None, "text": "tea", "json": {"a": 1}},  # two
+    {"mime_type": "text/plain", "metadata": None, "text": "tea", "colour": "red"},
+    {"mime_type": "text/plain", "metadata": "none", "text": "tea"},
+    {"mime_type": "application/octet-stream", "metadata": None, "bytes": "not base64!"},
+    {"mime_type": "image", "metadata": None, "image": "bm90IGFuIGltYWdl"},  # "not an image"
+]
+
+
+async def test_memories_the_memory_did_not_write_are_no_contents(memory, preferences, now):
+    await fill(preferences)
+    with memory.tenant("acme").commit(message="remember, through MCP", now=now) as tx:
+        for mark in [*FOREIGN, None]:
+            metadata = {} if mark is None else {"autogen": mark}
+            tx.add("Ada tea sugar, tea sugar", scope="preferences", metadata=metadata)
+    results = (await preferences.query("Ada tea sugar")).results  # k=2, all foreign ones first
+    assert [c.content for c in results] == [
+        "Ada drinks tea without sugar.",
+        "Ada prefers metric units.",
+    ]
+    assert len(preferences.recall("Ada tea sugar").selected) == len(FOREIGN) + 1 + 2
+    context = BufferedChatCompletionContext(buffer_size=5)
+    await context.add_message(UserMessage(content="Ada tea sugar", source="user"))
+    updated = await preferences.update_context(context)
+    assert [c.content for c in updated.memories.results] == [c.content for c in results]
+    await preferences.clear()
+    assert (await preferences.query("tea sugar")).results == []
+    held = preferences.view.find(scopes=["preferences"])
+    assert len(held) == len(FOREIGN) + 1 and all(m.version == 1 for m in held)  # untouched
+
+
 async def test_contents_read_back_as_added(memory):
     every = ag.MemcommitMemory(memory, k=None, chronological=True, explain=False)
     picture = Image.from_base64(

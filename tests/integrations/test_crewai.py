@@ -154,6 +154,43 @@ def test_a_delete_invalidates_the_records_as_its_commit_finds_them(two_writers, 
     assert [v.status for v in ours.view.history(first.id)] == ["active", "invalidated"]
 
 
+def foreign_marks() -> list:
+    """Metadata named "crewai" that MemcommitStorage never wrote (as MCP's remember may)."""
+    whole = record("k", "/notes", [1.0, 0.0]).model_dump(mode="json") | {"embedding": [1.0, 0.0]}
+    return [
+        "x",
+        {"id": "k", "content": "a note"},  # a few fields: CrewAI's defaults would fill the rest
+        whole | {"id": "other"},  # an id that is not the memory's key
+        whole | {"scope": "/elsewhere"},  # a scope that is not the memory's
+        whole | {"colour": "red"},  # a field CrewAI never dumps
+        whole | {"created_at": "yesterday"},  # a time CrewAI refuses
+    ]
+
+
+def test_memories_the_storage_did_not_write_are_no_records(memory, storage, now):
+    storage.save([record("k", "/notes", [1.0, 0.0], metadata={"v": 1})])
+    with memory.tenant("acme").commit(message="remember, through MCP", now=now) as tx:
+        for mark in foreign_marks():
+            tx.add("content of k", kind="fact", scope="/notes", key="k", metadata={"crewai": mark})
+        tx.add("an always-loaded note", kind="fact", scope="/notes", key="k", always=True)
+        sized = record("big", "/big", [1.0, 0.0, 0.0]).model_dump(mode="json")  # another size
+        tx.add("big", kind="fact", scope="/big", key="big",
+               metadata={"crewai": sized | {"embedding": [1.0, 0.0, 0.0]}})  # fmt: skip
+    assert [(r.id, s) for r, s in storage.search([1.0, 0.0], limit=1)] == [("k", 1.0)]
+    assert storage.get_record("k").metadata == {"v": 1}
+    assert [r.id for r in storage.list_records("/notes")] == ["k"]
+    assert storage.count("/notes") == 1 and storage.get_scope_info("/notes").record_count == 1
+    assert storage.list_scopes("/notes") == [] and storage.list_categories("/notes") == {"note": 1}
+    storage.touch_records(["k"])
+    storage.save([record("k", "/notes", [0.0, 1.0], metadata={"v": 2})])
+    assert storage.delete(record_ids=["k"]) == 1
+    storage.save([record("n", "/notes", [0.0, 1.0])])
+    storage.reset("/notes")
+    assert storage.count("/notes") == 0 and storage.search([1.0, 0.0], "/notes") == []
+    held = memory.tenant("acme").find(scopes=["/notes"])
+    assert len(held) == len(foreign_marks()) + 1 and all(m.version == 1 for m in held)
+
+
 def test_scopes_match_whole_labels_and_literal_characters(storage):
     storage.save(
         [
@@ -222,6 +259,19 @@ def test_bad_input_is_a_typed_error_and_lands_nothing(memory, storage):
     assert memory.head_seq == head
     with pytest.raises(InvalidInput):
         cr.MemcommitStorage(memory, vector_dim=0)
+
+
+@pytest.mark.parametrize("tenant", [" acme", "acme\u200b", "ac\nme"])
+def test_a_tenant_that_prints_as_another_is_refused_before_anything_lands(memory, tenant):
+    with pytest.raises(InvalidInput) as raised:
+        cr.MemcommitStorage(memory, tenant=tenant, vector_dim=2)  # the size is state it writes
+    assert (raised.value.field, raised.value.value) == ("tenant", tenant)
+    storage = cr.MemcommitStorage(memory, tenant=tenant)
+    with pytest.raises(InvalidInput) as raised:
+        storage.save([record("k", "/", [1.0, 0.0])])
+    assert (raised.value.field, raised.value.value) == ("tenant", tenant)
+    assert storage.count() == 0 and storage.search([1.0, 0.0]) == []
+    assert memory.head_seq == 0 and memory.tenant(tenant).state_items("crewai-dimension") == {}
 
 
 def test_a_missing_crewai_is_a_typed_error_naming_the_extra():

@@ -312,6 +312,36 @@ async def test_memories_the_service_did_not_write_never_break_it(memory, service
     ]
 
 
+@pytest.mark.parametrize(
+    ("scorer", "outranking"), [(None, 9), (adk.keyword_overlap, 4)], ids=["default", "keywords"]
+)
+async def test_a_search_returns_k_entries_past_memories_the_service_did_not_write(
+    memory, scorer, outranking
+):
+    """Memories of the user's scope the service did not write outrank its entries (all nine
+    by recall's scorer; by ADK's word count, the four whose "adk" text matches two words)."""
+    options = {} if scorer is None else {"scorer": scorer}
+    service = adk.MemcommitMemoryService(memory, k=3, recall_options=options)
+    notes = [f"trains note {n}" for n in range(4)]
+    await service.add_memory(app_name=APP, user_id=USER, memories=[fact(t) for t in notes])
+    with memory.tenant(APP).commit(message="remember, through MCP") as tx:
+        for n in range(9):
+            foreign = {"adk": {"text": "trains plan"}} if n % 2 else {}
+            tx.add(f"trains plan, trains plan {n}", kind="fact", scope=USER, metadata=foreign)
+    found = await service.search_memory(app_name=APP, user_id=USER, query="trains plan")
+    assert len(found.memories) == 3 and {m.content.parts[0].text for m in found.memories} < set(
+        notes
+    )
+    ctx = service.recall(app_name=APP, user_id=USER, query="trains plan")
+    assert len(ctx.selected) == outranking + 3  # the cap ends at the third entry
+    assert [m.custom_metadata["memcommit"]["id"] for m in found.memories] == [
+        m.id for m in ctx.selected if m.content in notes
+    ]
+    every = adk.MemcommitMemoryService(memory, k=10, recall_options=options)
+    found = await every.search_memory(app_name=APP, user_id=USER, query="trains plan")
+    assert sorted(m.content.parts[0].text for m in found.memories) == notes  # all there are
+
+
 async def test_bad_input_is_a_typed_error_and_lands_nothing(memory, service):
     await service.add_session_to_memory(session([event("user", "hello", n=1)]))
     head = memory.head_seq
@@ -355,6 +385,23 @@ async def test_bad_input_is_a_typed_error_and_lands_nothing(memory, service):
             adk.MemcommitMemoryService(memory, **bad)
     with pytest.raises(InvalidInput):
         adk.MemcommitMemoryService(42)
+
+
+@pytest.mark.parametrize("app", [" travel", "travel\t", "tra\u200bvel", "travel\u00a0", "a\nb"])
+async def test_an_app_name_that_prints_as_another_is_refused_as_a_tenant(memory, service, app):
+    """The app is the tenant: a name the store refuses to write is InvalidInput naming it."""
+    writes = (
+        service.add_session_to_memory(session([event("user", "hello", n=1)], app=app)),
+        service.add_events_to_memory(app_name=app, user_id=USER, events=[event("user", "hi")]),
+        service.add_memory(app_name=app, user_id=USER, memories=[fact("a fact")]),
+    )
+    for write in writes:
+        with pytest.raises(InvalidInput) as raised:
+            await write
+        assert (raised.value.field, raised.value.value) == ("tenant", app)
+    assert (await service.search_memory(app_name=app, user_id=USER, query="hello")).memories == []
+    await service.delete_memory(app_name=app, user_id=USER, memory_id="x")
+    assert memory.head_seq == 0 and memory.tenants() == []
 
 
 async def test_a_path_opens_a_store_that_close_closes(tmp_path):

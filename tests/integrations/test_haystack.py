@@ -173,6 +173,61 @@ def test_recall_refuses_scopes_the_index_binds(handbook):
         assert raised.value.field == "scopes"
 
 
+@pytest.mark.parametrize("filters", [None, OPS], ids=["unfiltered", "filtered"])
+def test_recall_refuses_another_tenant_with_or_without_filters(handbook, filters):
+    with pytest.raises(InvalidInput) as raised:
+        handbook.recall("deploy", filters=filters, tenant="globex")
+    assert (raised.value.field, raised.value.value) == ("tenant", "globex")
+    documents, ctx = handbook.recall("deploy", filters=filters, tenant="acme")
+    assert documents[0].id == "deploy" and ctx.tenant == "acme"
+
+
+#: Metadata named "haystack" that this store did not write (as MCP's remember or the API may).
+FOREIGN = [
+    "x",
+    {"id": "deploy"},  # no meta
+    {"id": "elsewhere", "meta": {"team": "ops"}},  # an id that is not the memory's key
+    {"id": "deploy", "meta": {"team": "ops"}, "colour": "red"},  # a field Haystack never writes
+    {"id": "deploy", "meta": {"team": "ops"}, "blob": {"data": 10**12}},
+    {"id": "deploy", "meta": {"team": "ops"}, "sparse_embedding": {"indices": [1]}},
+]
+
+
+@pytest.fixture
+def crowded(memory, handbook, now):
+    """The handbook, and in its index memories of every foreign shape (key "deploy", team ops)."""
+    with memory.tenant("acme").commit(message="remember, through MCP", now=now) as tx:
+        for mark in FOREIGN:
+            tx.add("deploy deploy: ops runs it", scope="handbook", key="deploy",
+                   metadata={"haystack": mark})  # fmt: skip
+        tx.add("deploy deploy: ops runs it", scope="handbook", key="deploy", metadata={})
+    return handbook
+
+
+def test_memories_the_store_did_not_write_are_no_documents(crowded, memory):
+    assert crowded.count_documents() == 3 and crowded.filter_documents() == HANDBOOK
+    assert crowded.count_documents_by_filter(OPS) == 2
+    assert crowded.count_unique_metadata_by_filter(OPS, ["team"]) == {"team": 1}
+    assert crowded.get_metadata_fields_info() == {"team": {"type": "keyword"}}
+    assert crowded.get_metadata_field_unique_values("team") == (["office", "ops"], 2)
+    for filters in (None, OPS):
+        documents, _ = crowded.recall("deploy ops", filters=filters, top_k=2)
+        assert [d.id for d in documents] == ["deploy", "rollback"]
+    foreign = len(FOREIGN) + 1
+    assert crowded.update_by_filter(OPS, {"reviewed": True}) == 2
+    crowded.delete_documents(["deploy"])
+    assert crowded.delete_by_filter(OPS) == 1
+    crowded.delete_all_documents()
+    held = memory.tenant("acme").find(scopes=["handbook"])
+    assert len(held) == foreign and all(m.version == 1 for m in held)  # never touched
+
+
+def test_the_retriever_returns_top_k_documents_past_memories_that_are_none(crowded):
+    out = hs.MemcommitRetriever(crowded, top_k=1).run(query="deploy ops")
+    assert [d.id for d in out["documents"]] == ["deploy"]
+    assert len(out["context"].selected) == len(FOREIGN) + 2  # outranked by every foreign one
+
+
 def test_serialized_store_opens_the_same_documents(tmp_path):
     path = str(tmp_path / "docs.db")
     first = hs.MemcommitDocumentStore(path, tenant="acme", index="handbook")

@@ -130,6 +130,31 @@ def test_purge_erases_every_version(store, memory):
     assert store.log(NS)[0].changes[0].op == "purge"
 
 
+def test_purge_erases_what_its_commit_finds_put_since_its_call(make_store, before_commit):
+    """Another process deletes the item and puts it anew (a second memory), and puts another
+    key, just before the purge's commit opens: both memories of the item are erased."""
+    ours, theirs = (lg.MemcommitStore(make_store(), tenant="acme") for _ in range(2))
+    ours.put(NS, "secret", {"text": "the door code is 4711"})
+
+    def meanwhile():
+        theirs.delete(NS, "secret")
+        theirs.put(NS, "secret", {"text": "the door code is 1234"})
+        theirs.put(NS, "other", {"text": "kept"})
+
+    before_commit(ours._items, meanwhile)
+    ours.purge(NS, "secret")
+    assert theirs.get(NS, "secret") is None and theirs.history(NS, "secret") == []
+    held = theirs.memcommit.find(live=False, scopes=["user_1.memories"], key="secret")
+    assert [m.status for m in held] == ["purged", "purged"]
+    assert theirs.get(NS, "other").value == {"text": "kept"}
+
+
+def test_a_purge_of_nothing_lands_no_commit(store, memory):
+    head = memory.head_seq
+    store.purge(NS, "never-put")
+    assert memory.head_seq == head
+
+
 def test_ttl_expires_items_on_the_injected_clock(store, clock):
     store.put(NS, "note", {"text": "call back"}, ttl=10)  # minutes
     store.put(NS, "keep", {"text": "no expiry"})

@@ -12,21 +12,26 @@
 Each module imports its framework (``pip install "memcommit[langgraph]"`` and so on);
 this package and ``import memcommit`` import none of them, and a module whose
 framework is missing raises `memcommit.errors.MissingExtra` naming the extra.
-`namespaces` and `filters` are the framework-free rules the modules share, as are
-`needs`, `opened` and `recall_arguments` below.
+`namespaces`, `filters` and `marks` are the framework-free rules the modules share,
+as are `needs`, `opened`, `recall_arguments` and `recall_own` below.
 docs/integrations.md has the mapping tables.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import memcommit
 from memcommit.errors import InvalidInput, MissingExtra
+from memcommit.model import Memory
+
+if TYPE_CHECKING:
+    from memcommit.recall import Context, RecallOptions
 
 
 @contextmanager
@@ -66,3 +71,42 @@ def recall_arguments(options: Mapping[str, Any], *, bound: str) -> dict[str, Any
         if name not in fields:
             raise InvalidInput(name, value, "is not a memcommit.recall argument")
     return dict(options)
+
+
+def recall_own(
+    source: Any, query: str, options: RecallOptions, own: Callable[[Memory], bool]
+) -> Context:
+    """Recall whose selection holds ``options.max_records`` of the adapter's own memories,
+    when that many are there to select.
+
+    Any memory of an adapter's scope may be one it did not write (through MCP or
+    the API), which it drops from what recall selects; at the cap, those would
+    leave the adapter fewer of its own than asked. So while the memories selected
+    under the cap are fewer of its own than the cap, recall runs again with a cap
+    twice as high, and once enough are found, once more with the cap ending at
+    the last own memory asked for: recall's ranking is the same at every cap, so
+    that selection is the first one's with the foreign memories counted on top.
+    Always-scope memories are outside every cap and not counted. With ``pools``
+    the caps are the pools' own, and recall runs once.
+    """
+    from memcommit.recall import recall  # the recall layer loads when first used
+
+    if options.now is None:  # every run ranks at one moment
+        options = options.replace(now=datetime.now(timezone.utc))
+    wanted = options.max_records
+    ctx = recall(source, query, options)
+    if not wanted or options.pools is not None:
+        return ctx
+    cap = wanted
+    while True:
+        ranked = [m for m in ctx.selected if not m.always]
+        mine = [n for n, memory in enumerate(ranked, 1) if own(memory)]
+        if len(mine) >= wanted:
+            enough = mine[wanted - 1]  # the cap that ends at the last one asked for
+            if enough < cap:
+                ctx = recall(source, query, options.replace(max_records=enough))
+            return ctx
+        if len(ranked) < cap:  # recall selected all it could
+            return ctx
+        cap *= 2
+        ctx = recall(source, query, options.replace(max_records=cap))

@@ -15,7 +15,9 @@ holds the content as given, so a query returns what was added. ``query`` and
 ``update_context`` go through `memcommit.recall` (``k`` is ``max_records``;
 budgets, pools and scorers pass through), and each result carries recall's
 explanation of it in ``metadata["memcommit"]``. ``clear`` invalidates: the
-contents leave every answer and stay in history. ``chronological=True`` makes
+contents leave every answer and stay in history. Any other memory of the scope
+(one written through MCP or the API, whatever its metadata says) is no content:
+no answer holds it, and ``clear`` leaves it as it is. ``chronological=True`` makes
 recall count every memory as relevant, oldest first, which is what AutoGen's
 ``ListMemory`` returns. Needs ``memcommit[autogen]``.
 """
@@ -48,16 +50,19 @@ except ImportError as exc:
     raise MissingExtra(__name__, "autogen", exc.name) from exc
 
 import memcommit
-from memcommit.integrations import opened, recall_arguments
+from memcommit.integrations import marks, opened, recall_arguments, recall_own
 from memcommit.model import Memory as Stored
 from memcommit.recall import Context, RecallOptions, Row
-from memcommit.recall import recall as run_recall
 
 #: The metadata key of an added content (as given), and of recall's row on a result.
 MARK = "autogen"
 EXPLAINED = "memcommit"
 #: The scope `query` recalls from, which no recall option may change.
 _BOUND = "its own scope (its name)"
+#: The shape of an added content's mark: its MIME type, metadata and one value of a kind.
+_REQUIRED: marks.Shape = {"mime_type": str}
+_VALUES: marks.Shape = {"text": str, "json": Mapping, "bytes": str, "image": str}
+_OPTIONAL: marks.Shape = {"metadata": Mapping, **_VALUES}
 
 
 def _every_memory(memory: Stored, query: Any) -> float:
@@ -148,18 +153,18 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
         overrides ``k``; ``scopes`` is refused, as in ``recall_options``).
         """
         ctx = await asyncio.to_thread(self.recall, _query_text(query), **kwargs)
-        return MemoryQueryResult(results=[self._content(row, ctx) for row in self._rows(ctx)])
+        return MemoryQueryResult(results=[self._explained(found, ctx) for found in _found(ctx)])
 
     async def update_context(self, model_context: ChatCompletionContext) -> UpdateContextResult:
         """Recall for the conversation's latest message; add what it packs as a system message."""
         messages = await model_context.get_messages()
         latest = next((m.content for m in reversed(messages) if isinstance(m.content, str)), "")
         ctx = await asyncio.to_thread(self.recall, latest)
-        rows = self._rows(ctx)
-        if rows:
-            packed = "\n".join(f"{n}. {row.memory.content}" for n, row in enumerate(rows, 1))
+        found = _found(ctx)
+        if found:
+            packed = "\n".join(f"{n}. {row.memory.content}" for n, (row, _) in enumerate(found, 1))
             await model_context.add_message(SystemMessage(content=f"What you remember:\n{packed}"))
-        results = [self._content(row, ctx) for row in rows]
+        results = [self._explained(pair, ctx) for pair in found]
         return UpdateContextResult(memories=MemoryQueryResult(results=results))
 
     async def clear(self) -> None:
@@ -175,7 +180,11 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
     # -- what memcommit adds --------------------------------------------------------
 
     def recall(self, query: str, **kwargs: Any) -> Context:
-        """The `memcommit.recall` Context behind `query`: every row, each exclusion's reason."""
+        """The `memcommit.recall` Context behind `query`: every row, each exclusion's reason.
+
+        Recall's cap is raised past memories of the scope that are no contents
+        (`recall_own`), so `query` returns ``k`` contents when the memory holds them.
+        """
         self._check_open()
         fields: dict[str, Any] = {
             "scopes": [self._name],
@@ -185,7 +194,8 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
             **self._recall_options,
             **recall_arguments(kwargs, bound=_BOUND),
         }
-        return run_recall(self.view, query, RecallOptions(**fields))
+        options = RecallOptions(**fields)
+        return recall_own(self.view, query, options, lambda m: _added(m) is not None)
 
     # -- components -----------------------------------------------------------------
 
@@ -239,18 +249,14 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
         now = None if self.clock is None else self.clock()
         with self._commit(f"autogen: clear {self._name}") as tx:
             found = self.view.find(scopes=[self._name], live=False)
-            held = [m for m in found if MARK in m.metadata and m.holds(now)]
+            held = [m for m in found if m.holds(now) and _added(m) is not None]
             tx.message = f"autogen: clear {self._name} ({len(held)})"
             for memory in held:
                 tx.invalidate(memory.id)
 
-    @staticmethod
-    def _rows(ctx: Context) -> list[Row]:
-        rows = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
-        return [row for row in rows if MARK in row.memory.metadata]
-
-    def _content(self, row: Row, ctx: Context) -> MemoryContent:
-        content = _decoded(row.memory.metadata[MARK])
+    def _explained(self, found: tuple[Row, MemoryContent], ctx: Context) -> MemoryContent:
+        """A selected content, with recall's row in its metadata unless ``explain`` is False."""
+        row, content = found
         if self.explain:
             metadata = dict(content.metadata or {})
             metadata[EXPLAINED] = {
@@ -263,6 +269,13 @@ class MemcommitMemory(Memory, Component[MemcommitMemoryConfig]):
             }
             content.metadata = metadata
         return content
+
+
+def _found(ctx: Context) -> list[tuple[Row, MemoryContent]]:
+    """The selected rows that are contents of this memory, each with its content."""
+    rows = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
+    found = [(row, _added(row.memory)) for row in rows]
+    return [(row, content) for row, content in found if content is not None]
 
 
 def _query_text(query: Any) -> str:
@@ -304,20 +317,39 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+def _added(memory: Stored) -> MemoryContent | None:
+    """The content ``memory`` holds if it has the shape `add` writes, else None.
+
+    Any memory of the scope may carry metadata named "autogen" (one written
+    through MCP or the API, say): only a mark of the shape `add` writes, holding
+    one value that decodes, makes it a content.
+    """
+    stored = marks.mark_of(memory, MARK, key=None, required=_REQUIRED, optional=_OPTIONAL)
+    if stored is None or sum(stored.get(kind) is not None for kind in _VALUES) != 1:
+        return None
+    try:
+        return _decoded(stored)
+    except (ValueError, OSError):  # bytes or an image that do not decode, a refused content
+        return None
+
+
 def _decoded(stored: Mapping[str, Any]) -> MemoryContent:
     value: Any
-    if "text" in stored:
+    if stored.get("text") is not None:
         value = stored["text"]
-    elif "json" in stored:
-        value = stored["json"]
-    elif "bytes" in stored:
-        value = base64.b64decode(stored["bytes"])
+    elif stored.get("json") is not None:
+        value = dict(stored["json"])
+    elif stored.get("bytes") is not None:
+        value = base64.b64decode(stored["bytes"], validate=True)
     else:
         value = Image.from_base64(stored["image"])
     mime = stored["mime_type"]
     known = {m.value: m for m in MemoryMimeType}
+    metadata = stored.get("metadata")
     return MemoryContent(
-        content=value, mime_type=known.get(mime, mime), metadata=stored["metadata"]
+        content=value,
+        mime_type=known.get(mime, mime),
+        metadata=None if metadata is None else dict(metadata),
     )
 
 

@@ -17,7 +17,9 @@ record as CrewAI dumps it, with its embedding. ``update`` and ``touch_records``
 write new versions, deletes and ``reset`` invalidate (history keeps every
 record), and ``search`` is `memcommit.recall` with a scorer that gives LanceDB's
 score, ``1 / (1 + squared L2 distance)``; ``recall(...)`` returns its
-explanation. Needs ``memcommit[crewai]``.
+explanation. Any other memory of the tenant (one written through MCP or the
+API, whatever its metadata says) is no record: every read leaves it out and no
+write touches it. Needs ``memcommit[crewai]``.
 """
 
 from __future__ import annotations
@@ -31,18 +33,33 @@ from typing import Any
 
 import memcommit
 from memcommit.errors import InvalidInput
-from memcommit.integrations import needs, opened
+from memcommit.integrations import marks, needs, opened
 from memcommit.model import Memory
 from memcommit.recall import Context, RecallOptions
 from memcommit.recall import recall as run_recall
+from memcommit.store import validate
 
 with needs("crewai", __name__):  # the framework: a clear error without its extra
     from crewai.memory.storage.backend import EmbeddingDimensionMismatchError
     from crewai.memory.types import MemoryRecord, ScopeInfo
+    from pydantic import ValidationError
 
 #: The metadata key of a record; the state namespace of the tenant's vector size.
 MARK = "crewai"
 _DIMENSION = "crewai-dimension"
+#: The shape of a record's mark: CrewAI's JSON dump of a `MemoryRecord`, with its embedding.
+_REQUIRED: marks.Shape = {
+    "id": str,
+    "content": str,
+    "scope": str,
+    "categories": list,
+    "metadata": Mapping,
+    "importance": (int, float),
+    "created_at": str,
+    "last_accessed": str,
+    "private": bool,
+}
+_OPTIONAL: marks.Shape = {"source": str, "embedding": list}
 
 
 class UnserializableRecord(InvalidInput, TypeError):
@@ -89,6 +106,7 @@ class MemcommitStorage:
         self.view = self._store.tenant(tenant)
         self.tenant, self.author, self.clock = tenant, author, clock
         if vector_dim is not None and self._dimension() is None:
+            validate.tenant_name(tenant)  # state is written too: not for a name memories refuse
             self.view.state_set(_DIMENSION, "size", vector_dim)
 
     # -- writes ---------------------------------------------------------------------
@@ -104,7 +122,7 @@ class MemcommitStorage:
             held = self._by_id(rows)
             for record, stored in rows.values():
                 if record.id in held:
-                    tx.update(held[record.id].id, **_fields(record, stored))
+                    tx.update(held[record.id][0].id, **_fields(record, stored))
                 else:
                     tx.add(kind="fact", key=record.id, **_fields(record, stored))
         self._settle_dimension(checked)
@@ -125,7 +143,7 @@ class MemcommitStorage:
         with self._commit("crewai: touch records") as tx:
             held = self._by_id(ids)
             tx.message = f"crewai: touch {len(held)} record(s)"
-            for memory in held.values():
+            for memory, _ in held.values():
                 stored = {**memory.metadata[MARK], "last_accessed": when}
                 tx.update(memory.id, metadata={MARK: stored})
 
@@ -174,7 +192,8 @@ class MemcommitStorage:
             query_embedding, scope_prefix, categories, metadata_filter, limit, min_score
         )
         rows = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
-        return [(_record(row.memory), float(row.score or 0.0)) for row in rows]
+        found = [(_record(row.memory), float(row.score or 0.0)) for row in rows]
+        return [(record, score) for record, score in found if record is not None]
 
     def recall(
         self,
@@ -193,20 +212,27 @@ class MemcommitStorage:
         matches = _matcher(scope_prefix, categories, metadata_filter)
 
         def score(memory: Memory, _: Any) -> float | None:
-            stored = memory.metadata.get(MARK)
-            if not isinstance(stored, Mapping) or not matches(memory.scope, stored):
+            record = _record(memory)
+            if record is None or not matches(record):
                 return None
-            vector = stored.get("embedding") or [0.0] * len(query)
+            vector = record.embedding or [0.0] * len(query)
+            if len(vector) != len(query):  # never saved so, but a memory of the shape may be
+                return None
             found = lancedb_score(vector, query)
             return found if found >= min_score else None
 
-        options = RecallOptions(scorer=score, max_records=limit, now=self._now())
+        options = RecallOptions(
+            scorer=score,
+            max_records=limit,
+            latest_per_key=False,  # a record's id is its key: another memory's may be the same
+            now=self._now(),
+        )
         return run_recall(self.view, "", options)
 
     def get_record(self, record_id: str) -> MemoryRecord | None:
         """The record ``record_id``, or None."""
         found = self._by_id(_ids("record_id", [record_id]))
-        return _record(found[record_id]) if found else None
+        return found[record_id][1] if found else None
 
     def list_records(
         self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
@@ -294,8 +320,9 @@ class MemcommitStorage:
         return self.view.commit(message=message, author=self.author, now=self._now())
 
     def _records(self) -> list[tuple[Memory, MemoryRecord]]:
-        found = self.view.find(kinds=["fact"])
-        return [(m, _record(m)) for m in found if isinstance(m.metadata.get(MARK), Mapping)]
+        """The tenant's records that hold, each with its memory (other memories left out)."""
+        found = [(m, _record(m)) for m in self.view.find(kinds=["fact"])]
+        return [(memory, record) for memory, record in found if record is not None]
 
     def _held(
         self,
@@ -304,14 +331,16 @@ class MemcommitStorage:
         metadata_filter: dict[str, Any] | None = None,
     ) -> list[tuple[Memory, MemoryRecord]]:
         matches = _matcher(scope_prefix, categories, metadata_filter)
-        return [(m, r) for m, r in self._records() if matches(m.scope, m.metadata[MARK])]
+        return [(m, r) for m, r in self._records() if matches(r)]
 
-    def _by_id(self, ids: Iterable[str]) -> dict[str, Memory]:
-        held: dict[str, Memory] = {}
+    def _by_id(self, ids: Iterable[str]) -> dict[str, tuple[Memory, MemoryRecord]]:
+        """The records of these ids that hold, with their memories (an unknown id is left out)."""
+        held: dict[str, tuple[Memory, MemoryRecord]] = {}
         for record_id in ids:
             for memory in self.view.find(key=record_id, kinds=["fact"]):
-                if isinstance(memory.metadata.get(MARK), Mapping):
-                    held[record_id] = memory
+                record = _record(memory)
+                if record is not None:
+                    held[record_id] = (memory, record)
         return held
 
     def _invalidate(self, pick: Callable[[], list[Memory]], verb: str) -> int:
@@ -346,7 +375,7 @@ class MemcommitStorage:
 
 def _matcher(
     scope_prefix: str | None, categories: list[str] | None, metadata_filter: dict[str, Any] | None
-) -> Callable[[str, Mapping[str, Any]], bool]:
+) -> Callable[[MemoryRecord], bool]:
     """What a record must be to count: under the scope, of a category, of the metadata."""
     if scope_prefix is not None and not isinstance(scope_prefix, str):
         raise InvalidInput("scope_prefix", scope_prefix, "must be a scope path or None")
@@ -357,12 +386,12 @@ def _matcher(
     if metadata_filter is not None and not isinstance(metadata_filter, Mapping):
         raise InvalidInput("metadata_filter", metadata_filter, "must be a mapping or None")
 
-    def matches(scope: str, stored: Mapping[str, Any]) -> bool:
-        if not under(scope, scope_prefix):
+    def matches(record: MemoryRecord) -> bool:
+        if not under(record.scope, scope_prefix):
             return False
-        if categories and not set(categories) & set(stored.get("categories") or ()):
+        if categories and not set(categories) & set(record.categories):
             return False
-        held = stored.get("metadata") or {}
+        held = record.metadata
         return not metadata_filter or all(held.get(k) == v for k, v in metadata_filter.items())
 
     return matches
@@ -437,8 +466,21 @@ def _fields(record: MemoryRecord, stored: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _record(memory: Memory) -> MemoryRecord:
-    return MemoryRecord.model_validate(dict(memory.metadata[MARK]))
+def _record(memory: Memory) -> MemoryRecord | None:
+    """The record ``memory`` holds if it has the shape `save` writes, else None.
+
+    Any memory of the tenant may carry metadata named "crewai" (one written
+    through MCP or the API, say): only a mark of the shape `save` writes (every
+    field of a dumped record, its id the memory's key, its scope the memory's)
+    that CrewAI validates makes it a record.
+    """
+    mark = marks.mark_of(memory, MARK, key="id", required=_REQUIRED, optional=_OPTIONAL)
+    if mark is None or mark["scope"] != memory.scope:
+        return None
+    try:
+        return MemoryRecord.model_validate(dict(mark))
+    except ValidationError:
+        return None
 
 
 __all__ = ["MemcommitStorage", "UnserializableRecord", "lancedb_score", "under"]

@@ -38,10 +38,9 @@ from typing import Any
 
 import memcommit
 from memcommit.errors import InvalidInput
-from memcommit.integrations import marks, needs, opened, recall_arguments
+from memcommit.integrations import marks, needs, opened, recall_arguments, recall_own
 from memcommit.model import Memory
 from memcommit.recall import Context, RecallOptions, Row
-from memcommit.recall import recall as run_recall
 
 with needs("google-adk", __name__):  # the framework: a clear error without its extra
     from google.adk.events.event import Event
@@ -197,7 +196,9 @@ class MemcommitMemoryService(BaseMemoryService):
         """The `memcommit.recall` Context behind `search_memory`: every row, why each was left out.
 
         ``kwargs`` are recall arguments for this call (``max_records`` overrides ``k``;
-        ``scopes`` is refused, as in ``recall_options``).
+        ``scopes`` is refused, as in ``recall_options``). Memories of the user's
+        scope this service did not write are no entries: recall's cap is raised
+        past them (`recall_own`), so a search finds ``k`` entries when the user has them.
         """
         view, user = self._place(app_name, user_id)
         if not isinstance(query, str):
@@ -209,7 +210,9 @@ class MemcommitMemoryService(BaseMemoryService):
             **self._recall_options,
             **recall_arguments(kwargs, bound=_BOUND),
         }
-        return run_recall(view, query, RecallOptions(**fields))
+        return recall_own(
+            view, query, RecallOptions(**fields), lambda m: _stored_entry(m) is not None
+        )
 
     def view(self, app_name: str) -> memcommit.TenantView:
         """The tenant of an app: its memories, traces, history and log."""
@@ -314,13 +317,10 @@ class MemcommitMemoryService(BaseMemoryService):
     def _entry(self, row: Row, ctx: Context) -> MemoryEntry | None:
         """The entry a selected row is, or None for a memory this service did not write."""
         memory = row.memory
-        stored = _mark(memory)
-        if stored is None:
+        found = _stored_entry(memory)
+        if found is None:
             return None
-        try:
-            content = types.Content.model_validate(stored["content"])
-        except ValidationError:  # "adk" metadata of the mark's shape, but no ADK Content
-            return None
+        stored, content = found
         extra = dict(stored.get("custom_metadata") or {})
         if self.explain:
             extra[EXPLAINED] = {
@@ -349,6 +349,17 @@ def _mark(memory: Memory) -> Mapping[str, Any] | None:
     never breaks them.
     """
     return marks.mark_of(memory, MARK, key=None, required=_REQUIRED, optional=_OPTIONAL)
+
+
+def _stored_entry(memory: Memory) -> tuple[Mapping[str, Any], types.Content] | None:
+    """``memory``'s ADK fields and Content if a search can return it as an entry, else None."""
+    stored = _mark(memory)
+    if stored is None:
+        return None
+    try:
+        return stored, types.Content.model_validate(stored["content"])
+    except ValidationError:  # "adk" metadata of the mark's shape, but no ADK Content
+        return None
 
 
 def _held(view: memcommit.TenantView, user: str) -> list[Memory]:

@@ -12,6 +12,8 @@ Each document is a memory of one scope (the store's ``index``) of one tenant:
 its key is the document id, its content the document's text (what recall
 reads), and ``metadata["haystack"]`` the document as Haystack serializes it
 (meta, embedding, blob), so a document reads back equal to the one written.
+Any other memory of the index (one written through MCP or the API, whatever its
+metadata says) is no document: every read leaves it out and no write touches it.
 Overwriting writes a new version of the same memory; deleting invalidates it
 (history keeps every version). Filters are Haystack's filter language,
 evaluated by Haystack's own `haystack.utils.filters.document_matches_filter`
@@ -42,15 +44,24 @@ except ImportError as exc:
     raise MissingExtra(__name__, "haystack", exc.name) from exc
 
 import memcommit
-from memcommit.integrations import opened, recall_arguments
+from memcommit.integrations import marks, opened, recall_arguments, recall_own
 from memcommit.model import Memory
-from memcommit.recall import Context
+from memcommit.recall import Context, RecallOptions
 from memcommit.recall import recall as run_recall
 
 #: The metadata key of a memory's document (Haystack's own dict of it).
 MARK = "haystack"
 #: The scope recall reads, which no recall option may change.
 _BOUND = "the index's scope"
+#: The shape of a document's mark: Haystack's ``Document.to_dict(flatten=False)``.
+_REQUIRED: marks.Shape = {"id": str, "meta": Mapping}
+_OPTIONAL: marks.Shape = {
+    "content": str,
+    "blob": Mapping,
+    "score": (int, float),
+    "embedding": list,
+    "sparse_embedding": Mapping,
+}
 
 
 class InvalidFilter(InvalidInput, FilterError):
@@ -127,7 +138,7 @@ class MemcommitDocumentStore:
 
     def count_documents(self) -> int:
         """How many documents the index holds now."""
-        return len(self._live())
+        return len(self._held())
 
     def filter_documents(self, filters: dict[str, Any] | None = None) -> list[Document]:
         """The documents that match ``filters`` (all without), in the order first written."""
@@ -181,7 +192,7 @@ class MemcommitDocumentStore:
 
     def delete_all_documents(self) -> None:
         """Invalidate every document of the index, in one commit."""
-        self._invalidate(self._live, "delete all")
+        self._invalidate(lambda: [memory for memory, _ in self._held()], "delete all")
 
     def delete_by_filter(self, filters: dict[str, Any]) -> int:
         """Invalidate the documents that match ``filters``; how many."""
@@ -288,26 +299,24 @@ class MemcommitDocumentStore:
         ``filters`` narrow the documents recall ranks (Haystack's filter language);
         ``top_k`` is recall's ``max_records``; ``recall_options`` go to recall as
         they are (``budget``, ``pools``, ``scorer``, ``recency_weight``, ...), but
-        for ``scopes``, refused (`InvalidInput`): recall reads the index. Each
-        document's ``score`` is recall's score of its memory.
+        for ``scopes``, refused (`InvalidInput`): recall reads the index; a
+        ``tenant`` other than the store's is refused too. Each document's
+        ``score`` is recall's score of its memory. Memories of the index that are
+        no documents are never ranked with filters, and recall's cap is raised
+        past them without (`recall_own`): ``top_k`` documents when the index has them.
         """
-        options: dict[str, Any] = {
-            "max_records": top_k,
-            "tiers": None,
-            "latest_per_key": False,  # the key is the document id, which other indexes may share
-            "now": None if self.clock is None else self.clock(),
-            **recall_arguments(recall_options, bound=_BOUND),
-        }
+        options = _recall_options(self, top_k, recall_options)
         if filters:
             candidates = [memory for memory, _ in self._matching(filters)]
-            ctx = run_recall(candidates, query, tenant=self.tenant, **options)
+            ctx = run_recall(candidates, query, options)
         else:
-            ctx = run_recall(self.view, query, scopes=[self.index], **options)
+            ctx = recall_own(self.view, query, options, lambda m: _document(m) is not None)
         rows = ctx.explanation.page(0, len(ctx.selected), outcome="selected")
         found = []
         for row in rows:
-            if MARK in row.memory.metadata and row.memory.scope == self.index:
-                found.append(replace(_decoded(row.memory), score=row.score))
+            document = _document(row.memory)
+            if document is not None:
+                found.append(replace(document, score=row.score))
         return found, ctx
 
     # -- async (Haystack's AsyncDocumentStore): the same work on a worker thread ----
@@ -381,16 +390,18 @@ class MemcommitDocumentStore:
         now = None if self.clock is None else self.clock()
         return self.view.commit(message=message, author=self.author, now=now)
 
-    def _live(self) -> list[Memory]:
+    def _held(self) -> list[tuple[Memory, Document]]:
+        """The index's documents that hold now, each with its memory (other memories left out)."""
         found = self.view.find(scopes=[self.index], live=False)
         now = None if self.clock is None else self.clock()
-        return [m for m in found if MARK in m.metadata and m.holds(now)]
+        held = [(m, _document(m)) for m in found if m.holds(now)]
+        return [(memory, document) for memory, document in held if document is not None]
 
     def _current(self, ids: Mapping[str, Any]) -> dict[str, Memory]:
-        return {m.key: m for m in self._live() if m.key is not None and m.key in ids}
+        return {m.key: m for m, _ in self._held() if m.key in ids}
 
     def _matching(self, filters: dict[str, Any] | None) -> list[tuple[Memory, Document]]:
-        decoded = [(memory, _decoded(memory)) for memory in self._live()]
+        decoded = self._held()
         if not filters:
             return decoded
         if not isinstance(filters, Mapping) or not ({"operator", "conditions"} & set(filters)):
@@ -416,6 +427,30 @@ class MemcommitDocumentStore:
 
 
 _NO_RANGE: dict[str, Any] = {"min": None, "max": None}
+
+
+def _recall_options(
+    store: MemcommitDocumentStore, top_k: int | None, given: Mapping[str, Any]
+) -> RecallOptions:
+    """Recall's options for the store's index: ``given`` checked, and the store's own tenant.
+
+    ``scopes`` is refused (the index is the scope), as is another ``tenant``,
+    with or without filters, as a tenant view refuses one.
+    """
+    options = RecallOptions(
+        **{
+            "max_records": top_k,
+            "tiers": None,
+            "latest_per_key": False,  # the key is the document id, which other indexes share
+            "now": None if store.clock is None else store.clock(),
+            **recall_arguments(given, bound=_BOUND),
+        }
+    )
+    if options.tenant not in (None, store.tenant):
+        raise InvalidInput(
+            "tenant", options.tenant, f"this store reads only tenant {store.tenant!r}"
+        )
+    return options.replace(tenant=store.tenant, scopes=(store.index,))
 
 
 def _documents(documents: Any) -> list[Document]:
@@ -453,8 +488,20 @@ def _stored(document: Document) -> dict[str, Any]:
     return stored
 
 
-def _decoded(memory: Memory) -> Document:
-    return Document.from_dict(memory.metadata[MARK])
+def _document(memory: Memory) -> Document | None:
+    """The document ``memory`` holds if it has the shape this store writes, else None.
+
+    Any memory of the index may carry metadata named "haystack" (one written
+    through MCP or the API, say): only a mark of the store's shape, its id the
+    memory's key, that Haystack decodes, makes it a document.
+    """
+    mark = marks.mark_of(memory, MARK, key="id", required=_REQUIRED, optional=_OPTIONAL)
+    if mark is None or not isinstance((mark.get("blob") or {"data": []}).get("data"), list):
+        return None  # (a blob's data is a list of bytes: a number would allocate that many)
+    try:
+        return Document.from_dict(dict(mark))
+    except (KeyError, TypeError, ValueError):  # a blob or sparse embedding Haystack refuses
+        return None
 
 
 def _type_name(value: Any) -> str:

@@ -90,8 +90,7 @@ class ItemWriter:
         if self.embedder is not None:  # before the commit: a failing embedding lands nothing
             texts = [content for (content, mark) in fields.values() if mark["indexed"]]
             ahead = Embedded(self.embedder.memcommit, texts)
-        with self.view.commit(message=commit_message(puts), author=self.author,
-                              now=self._moment()) as tx:  # fmt: skip
+        with self._commit(commit_message(puts)) as tx:
             at = tx.pending.time
             found = self.newest({namespaces.scope_of(op.namespace) for op in puts})
             for op in puts:
@@ -159,8 +158,7 @@ class ItemWriter:
         """
         if not items or self.as_of is not None:
             return
-        with self.view.commit(message="langgraph: refresh ttl", author=self.author,
-                              now=self._moment()) as tx:  # fmt: skip
+        with self._commit("langgraph: refresh ttl") as tx:
             at = tx.pending.time
             newest = self.newest({s.memory.scope for s in items})
             for s in items:
@@ -172,16 +170,22 @@ class ItemWriter:
                 tx.update(s.memory.id, valid_to=expiry(at, now.ttl, clamp=True))
 
     def purge(self, namespace: tuple[str, ...], key: str) -> None:
-        """Erase every memory that ever held the item (tombstones stay in history)."""
+        """Erase every memory that ever held the item (tombstones stay in history).
+
+        The item's memories are read inside the commit, under the writers' lock:
+        one a concurrent writer put since is purged too, and a commit that finds
+        none lands nothing.
+        """
         self.writable()
-        found = self.view.find(live=False, scopes=[namespaces.scope_of(namespace)], key=key)
-        mine = [m for m in found if item_mark(m) is not None]
-        if not mine:
-            return
-        with self.view.commit(message=f"langgraph: purge {where(namespace, key)}",
-                              author=self.author, now=self._moment()) as tx:  # fmt: skip
-            for m in mine:
-                tx.purge(m.id)
+        scope = namespaces.scope_of(namespace)
+        with self._commit(f"langgraph: purge {where(namespace, key)}") as tx:
+            for m in self.view.find(live=False, scopes=[scope], key=key):
+                if item_mark(m) is not None:
+                    tx.purge(m.id)
+
+    def _commit(self, message: str) -> Any:
+        """A commit of the tenant by this store's author, at its clock's time."""
+        return self.view.commit(message=message, author=self.author, now=self._moment())
 
     def _moment(self) -> datetime | None:
         return None if self.clock is None else self.clock()
