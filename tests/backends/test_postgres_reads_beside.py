@@ -7,11 +7,14 @@ process: an MCP server for many tenants, or an agent host, shares one Store.
 
 from __future__ import annotations
 
+import io
 import threading
+import time
 
 import pytest
 
 import memcommit
+from memcommit.store.transfer import export_jsonl
 
 pytestmark = pytest.mark.postgres
 
@@ -73,3 +76,61 @@ def test_memcommit_open_reads_beside_commits_on_postgres_only(store, tmp_path):
     assert store.backend.reads_beside_commits
     with memcommit.open(tmp_path / "s.db") as local:
         assert not local.backend.reads_beside_commits
+
+
+def _read_beside(store, hold_for: float) -> tuple[list[str], float]:
+    """A read in another thread while this one's commit stays open ``hold_for`` seconds:
+    what it found, and when (seconds after it started)."""
+    entered, release = threading.Event(), threading.Event()
+    holder = _holding(store, entered, release)
+    found: list[str] = []
+    took: list[float] = []
+
+    def read() -> None:
+        started = time.monotonic()
+        found.extend(m.content for m in store.tenant("other").find())
+        took.append(time.monotonic() - started)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    time.sleep(hold_for)
+    release.set()
+    holder.join(20)
+    reader.join(20)
+    return found, took[0] if took else -1.0
+
+
+def test_with_a_pool_of_one_a_read_waits_for_the_commit_holding_it(pg_url):
+    """pool_size=1: the read has no connection of its own, so it takes its turn after the
+    commit (as on SQLite), past connect_timeout, instead of failing."""
+    with memcommit.open(pg_url(), pool_size=1, connect_timeout=1) as store:
+        assert not store.backend.reads_beside_commits
+        with store.commit(message="seed") as tx:
+            tx.add("The office is in Lyon.", tenant="other")
+        found, took = _read_beside(store, hold_for=1.5)
+    assert found == ["The office is in Lyon."] and took >= 1.4
+
+
+def test_a_read_finding_every_pooled_connection_in_use_waits_for_one(pg_url):
+    """pool_size=2, one held by an open commit and one by an export's snapshot: a third
+    thread's read waits for a connection (up to lock_timeout), not connect_timeout."""
+    with memcommit.open(pg_url(), pool_size=2, connect_timeout=1) as store:
+        with store.commit(message="seed") as tx:
+            tx.add("The office is in Lyon.", tenant="other")
+        exporting, done = threading.Event(), threading.Event()
+
+        def progress(n: int, total: int) -> None:
+            exporting.set()
+            assert done.wait(20)
+
+        exporter = threading.Thread(
+            target=lambda: export_jsonl(store, io.StringIO(), progress=progress)
+        )
+        exporter.start()
+        assert exporting.wait(20)
+        try:
+            found, took = _read_beside(store, hold_for=1.5)
+        finally:
+            done.set()
+            exporter.join(20)
+    assert found == ["The office is in Lyon."] and took >= 1.4

@@ -227,9 +227,10 @@ def test_an_export_whose_own_thread_commits_to_the_same_store_stays_its_snapshot
     assert [c.message for c in restored.log()] == ["before"]
 
 
-def test_a_store_in_memory_exports_and_commits_in_turns_from_two_threads():
-    """In memory there is one connection: a commit in another thread waits for the
-    export's snapshot to end, then lands; neither ends the other's transaction."""
+def test_a_store_in_memory_exports_a_copy_while_threads_read_and_commit():
+    """In memory there is one connection: a snapshot is a copy made between commits. A
+    commit in another thread lands at once, the export's own thread reads its snapshot
+    through the Store and commits meanwhile, and the export is the store as it began."""
     import threading
 
     import memcommit
@@ -237,22 +238,94 @@ def test_a_store_in_memory_exports_and_commits_in_turns_from_two_threads():
     store = memcommit.open(":memory:")
     with store.commit(message="before") as tx:
         tx.add("memory 0", tenant="acme")
-    reading = threading.Event()
     landed: list[int] = []
 
-    def progress(done: int, total: int) -> None:
-        reading.set()
-        thread.join(0.3)  # the commit waits for the snapshot
-        assert not landed
-
     def agent() -> None:
-        assert reading.wait(10)
         with store.commit(message="during") as tx:
             tx.add("added while the export ran", tenant="acme")
         landed.append(tx.result.seq)
 
-    thread = threading.Thread(target=agent)
-    thread.start()
-    assert export_jsonl(store, io.StringIO(), progress=progress).commits == 1
-    thread.join(10)
-    assert landed == [2] and store.verify().ok and store.check().ok
+    def progress(done: int, total: int) -> None:
+        thread = threading.Thread(target=agent)
+        thread.start()
+        thread.join(10)
+        assert landed == [2]
+        assert store.head_seq == 1  # this thread reads its snapshot until the export ends
+        with store.commit(message="nested") as tx:  # and commits, after the newest commit
+            tx.add("added by the exporting thread", tenant="acme")
+
+    out = io.StringIO()
+    assert export_jsonl(store, out, progress=progress).commits == 1
+    assert store.head_seq == 3 and store.verify().ok and store.check().ok
+    restored = memcommit.open(":memory:")
+    import_jsonl(restored, io.StringIO(out.getvalue()))
+    assert [c.message for c in restored.log()] == ["before"]
+
+
+def test_an_export_inside_its_own_threads_commit_is_refused_and_the_commit_lands(make_store):
+    store = make_store("source")
+    with store.commit(message="outer") as tx:
+        tx.add("before the export", tenant="acme")
+        with pytest.raises(InvalidInput) as refused:
+            export_jsonl(store, io.StringIO())
+        assert refused.value.field == "snapshot"
+        tx.add("after the export", tenant="acme")
+    assert tx.result.seq == 1 and len(store.find(tenant="acme")) == 2
+    assert store.verify().ok and export_jsonl(store, io.StringIO()).commits == 1
+
+
+def test_a_store_opened_by_a_relative_path_exports_after_a_chdir(tmp_path, monkeypatch):
+    import memcommit
+
+    monkeypatch.chdir(tmp_path)
+    store = memcommit.open("relative.db")
+    with store.commit(message="seed") as tx:
+        tx.add("kept", tenant="acme")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert export_jsonl(store, io.StringIO()).commits == 1 and store.verify().ok
+    assert list(elsewhere.iterdir()) == []  # no empty store made where the process moved
+    store.close()
+
+
+def test_closing_a_store_while_threads_export_it_tells_them_it_closed(tmp_path):
+    """Each export's own connection is left to its thread (closing it under a running
+    query would crash the process); its next read says the store closed."""
+    import threading
+
+    import memcommit
+    from memcommit.errors import StoreClosed
+
+    store = memcommit.open(tmp_path / "s.db")
+    backend = store.backend
+    with store.commit(message="seed") as tx:
+        for n in range(300):
+            tx.add(f"memory {n}", tenant="acme")
+    for n in range(3):
+        with store.commit(message=f"more {n}") as tx:
+            tx.add(f"more {n}", tenant="acme")
+    started, closed = threading.Barrier(4), threading.Event()
+    outcomes: list[str] = []
+
+    def progress(done: int, total: int) -> None:
+        if done == 1:
+            started.wait(10)
+            assert closed.wait(10)
+
+    def export() -> None:
+        try:
+            export_jsonl(store, io.StringIO(), progress=progress)
+            outcomes.append("finished")
+        except StoreClosed:
+            outcomes.append("closed")
+
+    threads = [threading.Thread(target=export) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    started.wait(10)
+    store.close()
+    closed.set()
+    for thread in threads:
+        thread.join(10)
+    assert outcomes == ["closed"] * 3 and not backend._readers  # each ended its own

@@ -228,7 +228,7 @@ def test_a_finished_task_takes_no_more_steps(store):
 
 def test_a_server_never_shows_another_tenants_memories(store):
     with store.commit(message="tenant b's own", author="b") as tx:
-        secret = tx.add("team-b secret: the vault code is 4711", tenant="team-b", key="vault")
+        secret = tx.add("team-b secret: the vault code is QX-47-ZW", tenant="team-b", key="vault")
         rule = tx.add("team-b rule: vault code rotates weekly", tenant="team-b", always=True)
         trace = tx.begin_trace("team-b rotating the vault code", tenant="team-b")
 
@@ -256,7 +256,7 @@ def test_a_server_never_shows_another_tenants_memories(store):
 
     mine, sneaky, seen, errors = run_in_process(store, TENANT, script)
     shown = repr(seen)
-    for leak in (secret.id, rule.id, trace, "4711", "rotates", "team-b"):
+    for leak in (secret.id, rule.id, trace, "QX-47-ZW", "rotates", "team-b"):
         assert leak not in shown
     assert all("not found" in e for e in errors), errors
     assert "tenant" in sneaky and "server's configuration" in sneaky

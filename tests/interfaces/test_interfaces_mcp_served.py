@@ -51,7 +51,7 @@ class Served:
         tokens.revoke(revoked.info.id)
         self.revoked = revoked.token
         with store.commit(message="team-b's own", author="b") as tx:
-            self.secret = tx.add("team-b secret: the vault code is 4711", tenant="team-b").id
+            self.secret = tx.add("team-b secret: the vault code is QX-47-ZW", tenant="team-b").id
             self.rule = tx.add("team-b rule: rotate weekly", tenant="team-b", always=True).id
             self.trace = tx.begin_trace("team-b rotating the vault", tenant="team-b")
         store.close()
@@ -198,7 +198,7 @@ def test_another_tenants_token_reaches_nothing_of_it(served):
 
     mine, seen, sneaky, theirs, nobodys = run_async(session)
     shown = repr(seen)
-    for leak in (served.secret, served.rule, served.trace, "4711", "rotate weekly", "team-b"):
+    for leak in (served.secret, served.rule, served.trace, "QX-47-ZW", "rotate weekly", "team-b"):
         assert leak not in shown
     assert theirs == nobodys  # another tenant's ids answer exactly as ids that do not exist
     assert all("not found" in said for said in theirs), theirs

@@ -85,3 +85,45 @@ def test_a_tenant_waiting_for_the_lock_stalls_no_other_tenant(url):
     assert answered == ["b", "a"]
     assert [m.content for m in store.tenant("a").find()] == ["Written while z held the lock."]
     store.close()
+
+
+def test_a_call_cancelled_while_its_commit_lands_is_still_announced(url):
+    """The client gives up on a remember waiting for the lock; its thread goes on and
+    commits, and a subscriber of working memory hears of it all the same."""
+    from mcp import Client
+
+    store = memcommit.open(url)
+    with store.tenant("a").commit(message="seed") as tx:
+        tx.add("seed")
+    entered, release = threading.Event(), threading.Event()
+    holder = _hold_the_writers_lock(url, entered, release)
+    server = create_server(store, "a")
+    updates: list[str] = []
+
+    async def heard(message) -> None:
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/resources/updated":
+            updates.append(str(root.params.uri))
+
+    async def session() -> None:
+        async with (
+            Client(server, mode="legacy", cache=None, message_handler=heard) as watcher,
+            Client(server, mode="legacy", cache=None) as writer,
+        ):
+            await watcher.subscribe_resource("memcommit://working")
+            with anyio.move_on_after(0.5) as waiting:
+                await writer.call_tool("remember", {"content": "written after a cancel"})
+            assert waiting.cancelled_caught
+            release.set()
+            with anyio.fail_after(20):
+                while not updates:
+                    await anyio.sleep(0.05)
+
+    try:
+        run_async(session)
+    finally:
+        release.set()
+        holder.join(20)
+    assert updates == ["memcommit://working"]
+    assert [m.content for m in store.tenant("a").find()] == ["seed", "written after a cancel"]
+    store.close()

@@ -129,7 +129,9 @@ class MemoryServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         finally:
             if context is not None:  # None: called from Python, not by a client
-                await self.watch.announce(context, *([WORKING] if name == "touch" else []))
+                # shielded: a call cancelled while its thread went on to commit is announced
+                with anyio.CancelScope(shield=True):
+                    await self.watch.announce(context, *([WORKING] if name == "touch" else []))
 
 
 def create_server(store: StoreLike, tenant: str, *, author: str = "mcp") -> MemoryServer:

@@ -236,12 +236,12 @@ class Store(StoreApi):
         are not seen. ``progress(done, total)`` is told as rows are checked.
         See docs/verification.md.
         """
-        with self._core.reading():
-            if self._core.in_my_commit():
-                raise InvalidInput("verify", "inside a commit", "runs outside a commit")
-            return verification.verify(
-                self._core.backend, since=since, expect=expect, progress=progress
-            )
+        core = self._core
+        core.check_open()
+        if core.in_my_commit():
+            raise InvalidInput("verify", "inside a commit", "runs outside a commit")
+        # its own snapshot (`Backend.begin_read`): commits in other threads do not wait
+        return verification.verify(core.backend, since=since, expect=expect, progress=progress)
 
     def witness(self) -> Witness:
         """The newest commit's (seq, id, hash), to keep outside the store: ``str(w)`` is a line.

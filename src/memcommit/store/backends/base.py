@@ -133,16 +133,19 @@ class Backend(Protocol):
 
     #: Where the store is, for messages and ``repr``: a path, or a URL without its password.
     target: str
-    #: Whether a thread's reads run beside another thread's open commit without seeing it
-    #: (each on a connection of its own): then they need not wait for it (`Core.reading`).
-    reads_beside_commits: bool
+
+    @property
+    def reads_beside_commits(self) -> bool:
+        """Whether a thread's reads run beside another thread's open commit without seeing
+        it (each on a connection of its own): then they need not wait for it (`Core.reading`)."""
 
     def begin(self) -> None:
         """Start the write transaction of one commit and take the writers' lock."""
 
     def begin_read(self) -> None:
-        """Start the calling thread's read-only snapshot: its later reads agree with each
-        other, and writers (in other threads too) do not wait for it.
+        """Start the calling thread's read-only snapshot: its later reads (outside its own
+        commits) agree with each other, and writers (in other threads too) do not wait for
+        it. Refused inside the thread's own commit.
 
         End it with `rollback` from the same thread.
         """

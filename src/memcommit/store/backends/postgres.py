@@ -78,7 +78,6 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
 
     dialect = POSTGRES
     checks = CHECKS
-    reads_beside_commits = True  # on pooled connections (`_run`)
 
     def __init__(
         self,
@@ -171,6 +170,12 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
 
     # -- connections ---------------------------------------------------------------
 
+    @property
+    def reads_beside_commits(self) -> bool:
+        """On pooled connections of their own (`_run`), when the pool has more than one:
+        with ``pool_size=1`` a read waits for the commit that holds it, as on SQLite."""
+        return self._pool.max_size > 1
+
     def _mine(self) -> bool:
         return self._tx is not None and self._tx_thread == threading.get_ident()
 
@@ -232,8 +237,15 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
 
     @mapped
     def begin_read(self) -> None:
-        """A repeatable-read, read-only transaction of this thread: one snapshot, no lock."""
-        conn = self._pool.getconn()
+        """A repeatable-read, read-only transaction of this thread: one snapshot, no lock.
+        Refused inside this thread's own commit (its rollback would end the commit)."""
+        if self._mine():
+            raise InvalidInput(
+                "snapshot",
+                "inside a commit",
+                "a read snapshot (export, verify, migrate) runs outside a commit",
+            )
+        conn = self._checkout()
         try:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         except BaseException:

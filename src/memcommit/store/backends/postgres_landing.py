@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memcommit.errors import Unavailable
 from memcommit.store.backends import sql as common
@@ -89,7 +89,7 @@ class Landing:
         """
         attempt = 0
         while True:
-            conn = self._pool.getconn()
+            conn = self._checkout()
             try:
                 return work(conn)
             except psycopg.Error as exc:
@@ -99,6 +99,23 @@ class Landing:
                     raise
             finally:
                 self._pool.putconn(conn)
+
+    def _checkout(self) -> psycopg.Connection:
+        """A pooled connection. When this process holds every one (other threads' commits,
+        reads and snapshots), it waits as long as a commit may keep its own (``lock_timeout``)
+        rather than ``connect_timeout``, and says so if none comes back."""
+        stats = self._pool.get_stats()
+        full = stats["pool_size"] >= self._pool.max_size and not stats["pool_available"]
+        if not full:
+            return self._pool.getconn()
+        try:
+            return self._pool.getconn(timeout=self.lock_timeout)
+        except PoolTimeout as exc:
+            raise Unavailable(
+                f"postgresql: all {self._pool.max_size} pooled connections of this process"
+                f" stayed in use for {self.lock_timeout:g} s (commits, reads and snapshots of"
+                " other threads); open the store with a larger pool_size"
+            ) from exc
 
     def _send(self, conn: psycopg.Connection, *, commit: bool = False) -> None:
         """Send the queued row writes in one pipelined round trip; with ``commit``, then

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from memcommit.errors import BackendError, InvalidInput, Unavailable
+from memcommit.errors import BackendError, InvalidInput, StoreClosed, Unavailable
 from memcommit.store.backends import register
 from memcommit.store.backends import sql as common
 from memcommit.store.backends.base import Batch
@@ -151,9 +151,11 @@ class SQLiteBackend(Chained, common.SQLBackend):
         #: Each thread's read snapshot (`begin_read`), on a connection of its own, so a
         #: commit through this backend in another thread neither waits for it nor ends it.
         self._readers: dict[int, sqlite3.Connection] = {}
-        #: In memory there is one connection and no other to read from: a snapshot and a
-        #: commit take turns on it.
+        #: The file a snapshot's connection opens (a later chdir must not move it); None
+        #: in memory, where a snapshot is a copy made while no commit is open (`_turn`).
+        self._file = None if path == ":memory:" else os.path.abspath(path)
         self._turn = threading.Lock() if path == ":memory:" else None
+        self._closed = False
         self._turn_owner: int | None = None  # the thread whose transaction has the turn
         self._writer: int | None = None  # the thread whose commit is open on the connection
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
@@ -224,18 +226,16 @@ class SQLiteBackend(Chained, common.SQLBackend):
     @_mapped
     def begin_read(self) -> None:
         """A deferred transaction on a connection of this thread's own: its first read
-        fixes a snapshot (WAL keeps it for us). In memory, on the one connection."""
-        if self._turn is not None:
-            self._take_turn()
-            self._conn.execute("BEGIN")
-            return
-        reader = sqlite3.connect(
-            _read_only_uri(self.target) if self.read_only else self.target,
-            isolation_level=None,
-            check_same_thread=False,
-            timeout=self._busy_timeout,
-            uri=self.read_only,
-        )
+        fixes a snapshot (WAL keeps it for us). In memory, on a copy of the database made
+        between commits. Refused inside this thread's own commit (its rollback would end
+        the commit)."""
+        if self._writer == threading.get_ident():
+            raise InvalidInput(
+                "snapshot",
+                "inside a commit",
+                "a read snapshot (export, verify, migrate) runs outside a commit",
+            )
+        reader = self._snapshot_connection()
         try:
             reader.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
             reader.execute("PRAGMA query_only = ON")
@@ -244,6 +244,23 @@ class SQLiteBackend(Chained, common.SQLBackend):
             reader.close()
             raise
         self._readers[threading.get_ident()] = reader
+
+    def _snapshot_connection(self) -> sqlite3.Connection:
+        """A new connection to the store's file (never creating one), or a copy in memory."""
+        if self._file is None:
+            copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            assert self._turn is not None
+            with self._turn:  # no commit is open on the one connection while it is copied
+                self._conn.backup(copy)
+            return copy
+        uri = _read_only_uri(self._file) if self.read_only else f"file:{quote(self._file)}?mode=rw"
+        return sqlite3.connect(
+            uri,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=self._busy_timeout,
+            uri=True,
+        )
 
     @_mapped
     def commit(self) -> None:
@@ -281,7 +298,7 @@ class SQLiteBackend(Chained, common.SQLBackend):
         return True
 
     def _take_turn(self) -> bool:
-        """Wait for the one connection of a store in memory; False if not taken now."""
+        """Wait until no snapshot copies a store in memory; False if not taken now."""
         me = threading.get_ident()
         if self._turn is None or self._turn_owner == me:
             return False
@@ -327,7 +344,10 @@ class SQLiteBackend(Chained, common.SQLBackend):
         """This thread's read snapshot's connection (outside its commits), else the backend's."""
         if not self._readers or self._writer == (me := threading.get_ident()):
             return self._conn
-        return self._readers.get(me, self._conn)
+        reader = self._readers.get(me, self._conn)
+        if self._closed:  # the store closed while this thread's snapshot was open
+            raise StoreClosed("the store was closed while this read ran")
+        return reader
 
     @_mapped
     def scrub(self, tenants: Collection[str] | None = None) -> bool:
@@ -380,9 +400,10 @@ class SQLiteBackend(Chained, common.SQLBackend):
         return Path(os.path.realpath(self.target) + "." + name)
 
     def close(self) -> None:
+        """Close the connection; each snapshot's own is closed by its thread as it ends
+        (closing one another thread is reading from would crash the process)."""
+        self._closed = True
         try:
-            for reader in self._readers.values():
-                reader.close()
             self._conn.close()
         except sqlite3.Error as exc:  # closing twice or a broken file: nothing left to save
             raise BackendError(f"sqlite: {exc}") from exc
