@@ -70,8 +70,8 @@ def workbench(
     """Open the retrieval workbench: every record recall() selected or left out, and why.
 
     Without --store it shows the teaching bank (ten synthetic records). With
-    --store it reads a real store; it never writes to it, nor beside a SQLite
-    file (recall's indexes of it stay in memory).
+    --store it reads a real store and never writes to it (recall keeps its derived
+    index snapshots in the store's cache folder, as every reader does).
 
     Example:
 

@@ -393,9 +393,9 @@ class SQLiteBackend(Chained, common.SQLBackend):
 
     def cache_dir(self, name: str, key: str) -> Path | None:
         """Beside the file, ``<file>.<name>/`` (the file's real path: every spelling of it
-        shares the folder); None in memory, and for a store open read-only, which writes
-        nothing beside its file either (recall keeps its indexes in memory only)."""
-        if self.read_only or self.target == ":memory:" or self.target.startswith("file::memory:"):
+        shares the folder); None in memory. A store open read-only reads and keeps its
+        derived files there too (recall's snapshots: the next process starts at once)."""
+        if self.target == ":memory:" or self.target.startswith("file::memory:"):
             return None
         return Path(os.path.realpath(self.target) + "." + name)
 
