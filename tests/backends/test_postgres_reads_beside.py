@@ -134,3 +134,30 @@ def test_a_read_finding_every_pooled_connection_in_use_waits_for_one(pg_url):
             done.set()
             exporter.join(20)
     assert found == ["The office is in Lyon."] and took >= 1.4
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_with_a_pool_of_one_a_commit_waits_for_an_export_holding_it(pg_url, ordered):
+    """pool_size=1 and an export in another thread holding the connection: a commit
+    waits for it (up to lock_timeout), past connect_timeout, instead of failing."""
+    with memcommit.open(pg_url(), pool_size=1, connect_timeout=1) as store:
+        with store.commit(message="seed") as tx:
+            tx.add("The office is in Lyon.", tenant="other")
+        exporting, done = threading.Event(), threading.Event()
+
+        def progress(n: int, total: int) -> None:
+            exporting.set()
+            assert done.wait(20)
+
+        exporter = threading.Thread(
+            target=lambda: export_jsonl(store, io.StringIO(), progress=progress)
+        )
+        exporter.start()
+        assert exporting.wait(20)
+        threading.Timer(1.5, done.set).start()
+        started = time.monotonic()
+        with store.commit(message="after", now=None if not ordered else store.head.time) as tx:
+            tx.add("Written while the export held the connection.", tenant="other")
+        took = time.monotonic() - started
+        exporter.join(20)
+    assert tx.result.seq == 2 and took >= 1.4

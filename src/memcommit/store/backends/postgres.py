@@ -220,7 +220,7 @@ class PostgresBackend(Sequencing, SchemaUpkeep, Chained, common.SQLBackend):
     @mapped
     def begin(self) -> None:
         for attempt in range(self._pool.max_size + 1):
-            conn = self._pool.getconn()
+            conn = self._checkout()
             try:
                 tip = self._locked_tip(conn)
             except psycopg.Error as exc:

@@ -277,7 +277,7 @@ class Sequencing(Landing):
         tip = self._known
         if tip is None:  # this process's first commit: the newest one, read without the lock
             tip = self._pooled(lambda conn: conn.execute(TIP_SQL).fetchone()) or ()
-        self._tx, self._tx_thread, self._pending = self._pool.getconn(), threading.get_ident(), None
+        self._tx, self._tx_thread, self._pending = self._checkout(), threading.get_ident(), None
         self._tip, self._sealed, self._unordered = tip, None, True
 
     def order_on_read(self, order: Callable[[], None]) -> None:
