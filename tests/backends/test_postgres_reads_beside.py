@@ -143,6 +143,7 @@ def test_with_a_pool_of_one_a_commit_waits_for_an_export_holding_it(pg_url, orde
     with memcommit.open(pg_url(), pool_size=1, connect_timeout=1) as store:
         with store.commit(message="seed") as tx:
             tx.add("The office is in Lyon.", tenant="other")
+        when = tx.result.time if ordered else None  # an explicit time: ordered at begin
         exporting, done = threading.Event(), threading.Event()
 
         def progress(n: int, total: int) -> None:
@@ -156,7 +157,7 @@ def test_with_a_pool_of_one_a_commit_waits_for_an_export_holding_it(pg_url, orde
         assert exporting.wait(20)
         threading.Timer(1.5, done.set).start()
         started = time.monotonic()
-        with store.commit(message="after", now=None if not ordered else store.head.time) as tx:
+        with store.commit(message="after", now=when) as tx:
             tx.add("Written while the export held the connection.", tenant="other")
         took = time.monotonic() - started
         exporter.join(20)
