@@ -7,9 +7,11 @@ process: an MCP server for many tenants, or an agent host, shares one Store.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -100,6 +102,28 @@ def _read_beside(store, hold_for: float) -> tuple[list[str], float]:
     return found, took[0] if took else -1.0
 
 
+@contextlib.contextmanager
+def _exporting(store) -> Iterator[threading.Event]:
+    """An export in another thread, holding its snapshot's connection until the event
+    yielded is set (set on leaving too); the export has ended when the block has."""
+    exporting, done = threading.Event(), threading.Event()
+
+    def progress(n: int, total: int) -> None:
+        exporting.set()
+        assert done.wait(20)
+
+    exporter = threading.Thread(
+        target=lambda: export_jsonl(store, io.StringIO(), progress=progress)
+    )
+    exporter.start()
+    assert exporting.wait(20)
+    try:
+        yield done
+    finally:
+        done.set()
+        exporter.join(20)
+
+
 def test_with_a_pool_of_one_a_read_waits_for_the_commit_holding_it(pg_url):
     """pool_size=1: the read has no connection of its own, so it takes its turn after the
     commit (as on SQLite), past connect_timeout, instead of failing."""
@@ -117,22 +141,11 @@ def test_a_read_finding_every_pooled_connection_in_use_waits_for_one(pg_url):
     with memcommit.open(pg_url(), pool_size=2, connect_timeout=1) as store:
         with store.commit(message="seed") as tx:
             tx.add("The office is in Lyon.", tenant="other")
-        exporting, done = threading.Event(), threading.Event()
-
-        def progress(n: int, total: int) -> None:
-            exporting.set()
-            assert done.wait(20)
-
-        exporter = threading.Thread(
-            target=lambda: export_jsonl(store, io.StringIO(), progress=progress)
-        )
-        exporter.start()
-        assert exporting.wait(20)
-        try:
-            found, took = _read_beside(store, hold_for=1.5)
-        finally:
-            done.set()
-            exporter.join(20)
+        with _exporting(store) as done:
+            try:
+                found, took = _read_beside(store, hold_for=1.5)
+            finally:
+                done.set()
     assert found == ["The office is in Lyon."] and took >= 1.4
 
 
@@ -144,21 +157,10 @@ def test_with_a_pool_of_one_a_commit_waits_for_an_export_holding_it(pg_url, orde
         with store.commit(message="seed") as tx:
             tx.add("The office is in Lyon.", tenant="other")
         when = tx.result.time if ordered else None  # an explicit time: ordered at begin
-        exporting, done = threading.Event(), threading.Event()
-
-        def progress(n: int, total: int) -> None:
-            exporting.set()
-            assert done.wait(20)
-
-        exporter = threading.Thread(
-            target=lambda: export_jsonl(store, io.StringIO(), progress=progress)
-        )
-        exporter.start()
-        assert exporting.wait(20)
-        threading.Timer(1.5, done.set).start()
-        started = time.monotonic()
-        with store.commit(message="after", now=when) as tx:
-            tx.add("Written while the export held the connection.", tenant="other")
-        took = time.monotonic() - started
-        exporter.join(20)
+        with _exporting(store) as done:
+            threading.Timer(1.5, done.set).start()
+            started = time.monotonic()
+            with store.commit(message="after", now=when) as tx:
+                tx.add("Written while the export held the connection.", tenant="other")
+            took = time.monotonic() - started
     assert tx.result.seq == 2 and took >= 1.4
