@@ -329,3 +329,22 @@ def test_closing_a_store_while_threads_export_it_tells_them_it_closed(tmp_path):
     for thread in threads:
         thread.join(10)
     assert outcomes == ["closed"] * 3 and not backend._readers  # each ended its own
+
+
+def test_an_import_inside_its_own_threads_commit_is_refused_not_waited_for():
+    """In memory a commit holds the one connection until it ends: a second write
+    transaction from the same thread (an import into the store) would wait forever."""
+    import memcommit
+
+    source = memcommit.open(":memory:")
+    with source.commit(message="seed") as tx:
+        tx.add("kept", tenant="acme")
+    out = io.StringIO()
+    export_jsonl(source, out)
+    target = memcommit.open(":memory:")
+    with pytest.raises(InvalidInput) as refused, target.commit(message="open") as tx:
+        tx.add("pending", tenant="acme")
+        import_jsonl(target, io.StringIO(out.getvalue()))
+    assert refused.value.field == "commit" and target.log() == []
+    import_jsonl(target, io.StringIO(out.getvalue()))
+    assert [c.message for c in target.log()] == ["seed"] and target.verify().ok

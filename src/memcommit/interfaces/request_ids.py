@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from memcommit import inputs
 from memcommit.errors import InvalidInput
 from memcommit.store import StoreLike, TenantViewLike, Transaction
+from memcommit.store import validate as v
 
 #: The state namespace where each write tool's call and answer are kept under its request id.
 REQUESTS = "mcp-calls"
@@ -134,9 +134,7 @@ class AnsweredWrites:
         """
         if request_id is None:
             return None
-        if not isinstance(request_id, str) or not request_id:
-            raise InvalidInput("request_id", request_id, "must be a non-empty string")
-        inputs.bounded("request_id", request_id, "name")  # named as the caller gave it
+        v.text("request_id", request_id)  # named as the caller gave it (state would say key)
         earlier = self.view.state_get(REQUESTS, request_id)
         if earlier is None:
             return None

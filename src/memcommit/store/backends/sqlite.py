@@ -154,9 +154,8 @@ class SQLiteBackend(Chained, common.SQLBackend):
         #: The file a snapshot's connection opens (a later chdir must not move it); None
         #: in memory, where a snapshot is a copy made while no commit is open (`_turn`).
         self._file = None if path == ":memory:" else os.path.abspath(path)
-        self._turn = threading.Lock() if path == ":memory:" else None
+        self._turn = threading.Lock() if path == ":memory:" else None  # held by `_writer`
         self._closed = False
-        self._turn_owner: int | None = None  # the thread whose transaction has the turn
         self._writer: int | None = None  # the thread whose commit is open on the connection
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         try:  # the first statement that reads the file
@@ -213,13 +212,16 @@ class SQLiteBackend(Chained, common.SQLBackend):
     @_mapped
     def begin(self) -> None:
         self._sealed = None
-        taken = self._take_turn()
+        if self._writer == threading.get_ident():  # (in memory, waiting would never end)
+            raise InvalidInput("commit", "inside a commit", "this thread's commit is still open")
+        if self._turn is not None:  # no snapshot copies the store in memory meanwhile
+            self._turn.acquire()
         try:
             # read-only: a read snapshot (an export); a write in it is refused by SQLite
             self._conn.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
         except BaseException:
-            if taken:
-                self._give_turn()
+            if self._turn is not None:
+                self._turn.release()
             raise
         self._writer = threading.get_ident()
 
@@ -267,8 +269,7 @@ class SQLiteBackend(Chained, common.SQLBackend):
         if self._end_read("COMMIT"):
             return
         self._conn.execute("COMMIT")
-        self._writer = None
-        self._give_turn()
+        self._end_write()
         if self._written is not None and self._tip_at is not None:
             self._tip, self._written = self._written, None
 
@@ -281,8 +282,7 @@ class SQLiteBackend(Chained, common.SQLBackend):
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
         finally:
-            self._writer = None
-            self._give_turn()
+            self._end_write()
 
     def _end_read(self, statement: str) -> bool:
         """End this thread's read snapshot, if it has one on a connection of its own (and
@@ -297,19 +297,12 @@ class SQLiteBackend(Chained, common.SQLBackend):
             reader.close()
         return True
 
-    def _take_turn(self) -> bool:
-        """Wait until no snapshot copies a store in memory; False if not taken now."""
-        me = threading.get_ident()
-        if self._turn is None or self._turn_owner == me:
-            return False
-        self._turn.acquire()
-        self._turn_owner = me
-        return True
-
-    def _give_turn(self) -> None:
-        if self._turn is not None and self._turn_owner == threading.get_ident():
-            self._turn_owner = None
-            self._turn.release()
+    def _end_write(self) -> None:
+        """The open commit has ended: the connection is free (in memory, to be copied too)."""
+        if self._writer is not None:
+            self._writer = None
+            if self._turn is not None:
+                self._turn.release()
 
     @_mapped
     def tip(self) -> tuple[int, str] | None:
